@@ -1,0 +1,5 @@
+import sys
+
+from docsym.cli import main
+
+sys.exit(main())

@@ -1,0 +1,223 @@
+"""The ``docsym`` command line: thin wrappers over the same functions the MCP tools use."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from storage.paths import ENV_VAR, resolve_index_dir
+
+err = Console(stderr=True)
+out = Console()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if getattr(args, "verbose", False) else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if not hasattr(args, "run"):
+        parser.print_help()
+        return 2
+    try:
+        return args.run(args)
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]: documents committed so far are kept")
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="docsym", description="Neuro-symbolic document index served over MCP."
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    sub = parser.add_subparsers(title="commands")
+    index_help = f"index directory (default: ${ENV_VAR} or ./.docsym)"
+
+    p = sub.add_parser("index", help="index PDFs under the given files or folders")
+    p.add_argument("paths", nargs="+", type=Path, help="files or folders (searched recursively)")
+    p.add_argument("--index", dest="index_dir", help=index_help)
+    p.add_argument("--prune", action="store_true", help="remove documents whose files are gone")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=_cmd_index)
+
+    p = sub.add_parser("status", help="what the index holds")
+    p.add_argument("--index", dest="index_dir", help=index_help)
+    p.set_defaults(run=_cmd_status)
+
+    p = sub.add_parser("sql", help="run one read-only SQL statement against the index")
+    p.add_argument("sql")
+    p.add_argument("--index", dest="index_dir", help=index_help)
+    p.add_argument("--limit", type=int, default=50)
+    p.set_defaults(run=_cmd_sql)
+
+    p = sub.add_parser("schema", help="print the index schema with column descriptions")
+    p.set_defaults(run=_cmd_schema)
+
+    p = sub.add_parser("serve", help="serve the index over MCP (stdio)")
+    p.add_argument("--index", dest="index_dir", help=index_help)
+    p.set_defaults(run=_cmd_serve)
+
+    p = sub.add_parser(
+        "demo", help="index the bundled sample documents and answer a question over MCP"
+    )
+    p.add_argument("--index", dest="index_dir", default=None, help="default: ./.docsym-demo")
+    p.set_defaults(run=_cmd_demo)
+    return parser
+
+
+def _cmd_index(args: argparse.Namespace) -> int:
+    from indexer.pipeline import index_paths
+    from storage.writer import IndexLockedError
+
+    index_dir = resolve_index_dir(args.index_dir)
+    progress = _RichProgress(enabled=not args.quiet and err.is_terminal)
+    try:
+        with progress:
+            report = index_paths(args.paths, index_dir, prune=args.prune, progress=progress)
+    except (FileNotFoundError, IndexLockedError) as exc:
+        err.print(f"[red]error[/]: {exc}")
+        return 2
+    _print_report(report, index_dir)
+    return 0 if report.ok else 1
+
+
+def _print_report(report, index_dir: Path) -> None:
+    for path, reason in report.failed:
+        err.print(f"[red]failed[/] {path}: {reason}")
+    for path in report.no_text:
+        err.print(f"[yellow]no text[/] {path}: image-only scan, pages recorded for viewing only")
+    for path, warning in report.warnings:
+        err.print(f"[yellow]warning[/] {path}: {warning}")
+    rate = report.pages / report.elapsed if report.elapsed else 0.0
+    summary = Table(title=f"docsym index → {index_dir}", show_header=False)
+    for label, value in (
+        ("added", len(report.added)),
+        ("updated", len(report.updated)),
+        ("unchanged", len(report.unchanged)),
+        ("removed", len(report.removed)),
+        ("failed", len(report.failed)),
+        ("pages", report.pages),
+        ("tables", report.tables),
+        ("figures", report.figures),
+        ("equations", report.equations),
+        ("elapsed", f"{report.elapsed:.1f} s ({rate:.1f} pages/s)"),
+    ):
+        summary.add_row(label, str(value))
+    out.print(summary)
+
+
+class _RichProgress:
+    """A progress bar over files that also shows pages and pages/s."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._bar = None
+        self._task = None
+        self._pages = 0
+        self._started = time.perf_counter()
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self._bar = Progress(
+                TextColumn("[bold]indexing"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[pages]} pages, {task.fields[rate]} pages/s"),
+                TimeElapsedColumn(),
+                TextColumn("{task.fields[file]}"),
+                console=err,
+            )
+            self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+
+    def start(self, files: int) -> None:
+        self._started = time.perf_counter()
+        if self._bar is not None:
+            self._task = self._bar.add_task("index", total=files, pages=0, rate="-", file="")
+
+    def file_started(self, path: Path) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, file=path.name)
+
+    def file_done(self, path: Path, pages: int) -> None:
+        self._pages += pages
+        if self._bar is not None:
+            rate = self._pages / max(time.perf_counter() - self._started, 1e-9)
+            self._bar.update(self._task, advance=1, pages=self._pages, rate=f"{rate:.1f}")
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from tools.documents import index_status
+
+    status = index_status(_reader(args))
+    table = Table(title=f"docsym index {status.index_dir}")
+    table.add_column("view")
+    table.add_column("rows", justify="right")
+    for name, count in status.row_counts.items():
+        table.add_row(name, str(count))
+    out.print(table)
+    return 0
+
+
+def _cmd_sql(args: argparse.Namespace) -> int:
+    from tools.sql import SqlError, run_sql
+
+    try:
+        result = run_sql(_reader(args), args.sql, limit=args.limit)
+    except SqlError as exc:
+        err.print(f"[red]refused[/]: {exc}")
+        return 2
+    out.print(result.to_markdown(), markup=False)
+    return 0
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from storage.schema import describe
+
+    out.print(describe(), markup=False)
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from mcp_server.server import serve_stdio
+
+    serve_stdio(resolve_index_dir(args.index_dir))
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from docsym.demo import run_demo
+
+    return run_demo(Path(args.index_dir or ".docsym-demo"))
+
+
+def _reader(args: argparse.Namespace):
+    from storage.reader import IndexReader
+
+    return IndexReader(resolve_index_dir(args.index_dir))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

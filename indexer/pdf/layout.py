@@ -1,0 +1,259 @@
+"""Read a PDF into lines in reading order, with the font facts the other extractors need.
+
+One pass of ``page.get_text("dict")`` per page feeds everything (sections, tables, figures,
+equations, references, page text), which keeps parsing at hundreds of pages per second.
+
+Reading order: blocks are grouped into horizontal bands separated by full-width blocks; within a
+band the left column is read before the right one. Running headers, footers and page numbers are
+marked as ``furniture`` so they never become headings or pollute text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pymupdf
+
+from indexer.model import BBox
+
+# Lines in the top or bottom margin band (as a share of page height) may be running furniture.
+MARGIN_SHARE = 0.09
+# A margin line whose digit-folded text recurs on this share of pages is a running header/footer.
+RECURRING_SHARE = 0.3
+
+_PAGE_NUMBER = re.compile(r"^(page\s+)?[\divxlc]{1,6}(\s*(of|/)\s*\d+)?$", re.IGNORECASE)
+
+
+@dataclass(slots=True)
+class Line:
+    """Text on one baseline inside one block (spans of the same line merged)."""
+
+    text: str
+    bbox: BBox
+    size: float  # font size of the longest span
+    bold: bool
+    font: str
+    page: int  # 1-based
+    block: int  # block number on its page
+    seq: int = 0  # position in the document's reading order
+    furniture: bool = False  # running header, footer or page number
+
+    @property
+    def x0(self) -> float:
+        return self.bbox[0]
+
+    @property
+    def y0(self) -> float:
+        return self.bbox[1]
+
+
+@dataclass(slots=True)
+class PageLayout:
+    number: int  # 1-based
+    width: float
+    height: float
+    lines: list[Line]  # reading order, furniture included
+    image_boxes: list[BBox]
+    page: pymupdf.Page
+
+    def body_lines(self) -> list[Line]:
+        return [line for line in self.lines if not line.furniture]
+
+    def text(self) -> str:
+        """Page text in reading order without running headers, footers and page numbers."""
+        out: list[str] = []
+        previous_block = None
+        for line in self.body_lines():
+            if previous_block is not None and line.block != previous_block:
+                out.append("\n")
+            out.append(line.text)
+            out.append("\n")
+            previous_block = line.block
+        return "".join(out).strip()
+
+
+@dataclass
+class DocumentLayout:
+    pages: list[PageLayout]
+    body_size: float = 10.0  # the most common font size, weighted by characters
+    size_counts: Counter = field(default_factory=Counter)
+
+    def lines(self):
+        for page in self.pages:
+            yield from page.lines
+
+    def seq_at(self, page_number: int, bbox: BBox) -> int:
+        """Reading-order position of a region: that of the first body line at or after it."""
+        page = self.pages[page_number - 1]
+        mid_y = (bbox[1] + bbox[3]) / 2
+        candidates = [
+            line.seq
+            for line in page.lines
+            if line.bbox[3] >= bbox[1] and line.bbox[1] <= mid_y and _overlaps_x(line.bbox, bbox)
+        ]
+        if candidates:
+            return min(candidates)
+        later = [line.seq for line in page.lines if line.bbox[1] >= mid_y]
+        if later:
+            return min(later)
+        return page.lines[-1].seq + 1 if page.lines else _first_seq_after(self.pages, page_number)
+
+
+def _first_seq_after(pages: list[PageLayout], page_number: int) -> int:
+    for page in pages[page_number:]:
+        if page.lines:
+            return page.lines[0].seq
+    return 10**9
+
+
+def _overlaps_x(a: BBox, b: BBox) -> bool:
+    return min(a[2], b[2]) - max(a[0], b[0]) > 0
+
+
+def read_layout(doc: pymupdf.Document) -> DocumentLayout:
+    pages = [_read_page(doc[i], i + 1) for i in range(doc.page_count)]
+    _mark_furniture(pages)
+    seq = 0
+    sizes: Counter = Counter()
+    for page in pages:
+        for line in page.lines:
+            line.seq = seq
+            seq += 1
+            if not line.furniture:
+                sizes[round(line.size, 1)] += len(line.text)
+    body = sizes.most_common(1)[0][0] if sizes else 10.0
+    return DocumentLayout(pages=pages, body_size=body, size_counts=sizes)
+
+
+def _read_page(page: pymupdf.Page, number: int) -> PageLayout:
+    data = page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_IMAGES)
+    blocks = [b for b in data["blocks"] if b.get("type") == 0]
+    image_boxes = [tuple(info["bbox"]) for info in page.get_image_info()]
+    ordered = _reading_order(blocks, page.rect.width)
+    lines: list[Line] = []
+    for block in ordered:
+        lines.extend(_block_lines(block, number))
+    return PageLayout(
+        number=number,
+        width=page.rect.width,
+        height=page.rect.height,
+        lines=lines,
+        image_boxes=image_boxes,
+        page=page,
+    )
+
+
+def _block_lines(block: dict, page_number: int) -> list[Line]:
+    """Merge the block's lines that share a baseline (e.g. a heading number and its title)."""
+    merged: list[list[dict]] = []
+    for raw in block["lines"]:
+        spans = [s for s in raw["spans"] if s["text"].strip()]
+        if not spans:
+            continue
+        if merged and _same_baseline(merged[-1][-1]["bbox"], raw["bbox"]):
+            merged[-1].append(raw)
+        else:
+            merged.append([raw])
+    return [_make_line(group, page_number, block["number"]) for group in merged]
+
+
+def _same_baseline(a: tuple, b: tuple) -> bool:
+    height = min(a[3] - a[1], b[3] - b[1])
+    overlap = min(a[3], b[3]) - max(a[1], b[1])
+    return height > 0 and overlap > 0.6 * height and b[0] >= a[0]
+
+
+def _make_line(group: list[dict], page_number: int, block_number: int) -> Line:
+    spans = [s for raw in group for s in raw["spans"] if s["text"].strip()]
+    spans.sort(key=lambda s: s["bbox"][0])
+    parts: list[str] = []
+    last_x1 = None
+    for span in spans:
+        gap = span["bbox"][0] - last_x1 if last_x1 is not None else 0
+        if parts and gap > 0.15 * span["size"] and not parts[-1].endswith(" "):
+            parts.append(" ")
+        parts.append(span["text"])
+        last_x1 = span["bbox"][2]
+    main = max(spans, key=lambda s: len(s["text"].strip()))
+    x0 = min(s["bbox"][0] for s in spans)
+    y0 = min(s["bbox"][1] for s in spans)
+    x1 = max(s["bbox"][2] for s in spans)
+    y1 = max(s["bbox"][3] for s in spans)
+    text = re.sub(r"\s+", " ", "".join(parts)).strip()
+    return Line(
+        text=text,
+        bbox=(x0, y0, x1, y1),
+        size=main["size"],
+        bold=_is_bold(main),
+        font=main["font"],
+        page=page_number,
+        block=block_number,
+    )
+
+
+def _is_bold(span: dict) -> bool:
+    font = span["font"].lower()
+    return bool(span["flags"] & pymupdf.TEXT_FONT_BOLD) or any(
+        key in font for key in ("bold", "black", "heavy", "semibold", "medi", "-bd", "cmbx")
+    )
+
+
+def _reading_order(blocks: list[dict], page_width: float) -> list[dict]:
+    """Sort blocks band by band; inside a band, the left column before the right one."""
+    middle = page_width / 2
+    slack = page_width * 0.02
+
+    def column(b: dict) -> int:
+        x0, _, x1, _ = b["bbox"]
+        if x1 <= middle + slack:
+            return 0
+        if x0 >= middle - slack:
+            return 1
+        return -1  # spans both columns
+
+    blocks = sorted(blocks, key=lambda b: (b["bbox"][1], b["bbox"][0]))
+    has_columns = (
+        sum(1 for b in blocks if column(b) == 1) >= 2
+        and sum(1 for b in blocks if column(b) == 0) >= 2
+    )
+    if not has_columns:
+        return blocks
+    ordered: list[dict] = []
+    band: list[dict] = []
+    for block in blocks:
+        if column(block) == -1:
+            ordered.extend(sorted(band, key=lambda b: (column(b), b["bbox"][1], b["bbox"][0])))
+            band = []
+            ordered.append(block)
+        else:
+            band.append(block)
+    ordered.extend(sorted(band, key=lambda b: (column(b), b["bbox"][1], b["bbox"][0])))
+    return ordered
+
+
+def _fold(text: str) -> str:
+    return re.sub(r"\d+", "#", text.lower()).strip()
+
+
+def _mark_furniture(pages: list[PageLayout]) -> None:
+    """Mark running headers/footers (recurring margin text) and bare page numbers."""
+    if not pages:
+        return
+    recurring: Counter = Counter()
+    for page in pages:
+        seen = {_fold(line.text) for line in _margin_lines(page)}
+        recurring.update(seen)
+    threshold = max(3, RECURRING_SHARE * len(pages)) if len(pages) >= 3 else float("inf")
+    for page in pages:
+        for line in _margin_lines(page):
+            folded = _fold(line.text)
+            if recurring[folded] >= threshold or _PAGE_NUMBER.match(line.text.strip()):
+                line.furniture = True
+
+
+def _margin_lines(page: PageLayout) -> list[Line]:
+    top = page.height * MARGIN_SHARE
+    bottom = page.height * (1 - MARGIN_SHARE)
+    return [line for line in page.lines if line.bbox[3] <= top or line.bbox[1] >= bottom]

@@ -1,0 +1,192 @@
+"""PDF -> ParsedDocument: one layout pass, then each view extracted from it.
+
+An extractor that fails on an odd file costs only its own view (recorded as a warning); a file
+that cannot be opened at all raises ParseError with the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import pymupdf
+
+from indexer.chunking import TextUnit, chunk_units
+from indexer.errors import ParseError
+from indexer.model import BBox, Chunk, DocumentMeta, Page, ParsedDocument, Section, Table
+from indexer.pdf.equations import extract_equations
+from indexer.pdf.figures import extract_figures
+from indexer.pdf.layout import DocumentLayout, Line, read_layout
+from indexer.pdf.metadata import extract_metadata
+from indexer.pdf.references import extract_references
+from indexer.pdf.sections import extract_sections
+from indexer.pdf.tables import extract_tables
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+NO_TEXT_WARNING = "no text layer (image-only scan): pages recorded for viewing, nothing to search"
+
+
+def parse_pdf(path: Path) -> ParsedDocument:
+    doc = open_pdf(path)
+    try:
+        layout = read_layout(doc)
+        pages = [
+            Page(
+                number=p.number,
+                width=p.width,
+                height=p.height,
+                text=(text := p.text()),
+                has_text=bool(text.strip()),
+            )
+            for p in layout.pages
+        ]
+        if not any(p.has_text for p in pages):
+            return ParsedDocument(
+                format="pdf", meta=_scan_meta(doc), pages=pages, warnings=[NO_TEXT_WARNING]
+            )
+        warnings: list[str] = []
+
+        def run(name: str, fn: Callable[[], T], empty: T) -> T:
+            try:
+                return fn()
+            except Exception as exc:  # one view failing must not lose the document
+                log.exception("%s: %s extraction failed", path, name)
+                warnings.append(f"{name} extraction failed: {type(exc).__name__}: {exc}")
+                return empty
+
+        parsed = ParsedDocument(
+            format="pdf",
+            meta=run("metadata", lambda: extract_metadata(doc, layout), DocumentMeta()),
+            pages=pages,
+            sections=run("sections", lambda: extract_sections(doc, layout), []),
+            tables=run("tables", lambda: extract_tables(layout), []),
+            figures=run("figures", lambda: extract_figures(layout), []),
+            equations=run("equations", lambda: extract_equations(layout), []),
+            references=run("references", lambda: extract_references(layout), []),
+            warnings=warnings,
+        )
+        parsed.chunks = build_chunks(layout, parsed.sections, parsed.tables)
+        return parsed
+    finally:
+        doc.close()
+
+
+def open_pdf(path: Path) -> pymupdf.Document:
+    """Open a PDF or raise ParseError saying exactly what is wrong with it."""
+    try:
+        if path.stat().st_size == 0:
+            raise ParseError("empty file (0 bytes)")
+        with path.open("rb") as fh:
+            head = fh.read(1024)
+            fh.seek(max(0, path.stat().st_size - 2048))
+            tail = fh.read()
+        if b"%PDF-" not in head:
+            raise ParseError("not a PDF (no %PDF- header)")
+        doc = pymupdf.open(path, filetype="pdf")
+    except ParseError:
+        raise
+    except Exception as exc:
+        raise ParseError(f"cannot open PDF: {exc}") from None
+    if doc.is_repaired and b"%%EOF" not in tail:
+        doc.close()
+        raise ParseError(
+            "truncated PDF: the file ends before its end-of-file marker; copy it again"
+        )
+    if doc.needs_pass:
+        doc.close()
+        raise ParseError("encrypted PDF: a password is needed to open it")
+    if doc.page_count == 0:
+        doc.close()
+        raise ParseError("PDF has no pages")
+    try:  # a truncated file may open but fail on first access to a page
+        doc.load_page(doc.page_count - 1).get_text("text")
+    except Exception as exc:
+        doc.close()
+        raise ParseError(f"damaged PDF, pages cannot be read: {exc}") from None
+    return doc
+
+
+def _scan_meta(doc: pymupdf.Document) -> DocumentMeta:
+    title = (doc.metadata or {}).get("title") or None
+    return DocumentMeta(title=title.strip() if title else None)
+
+
+def build_chunks(
+    layout: DocumentLayout, sections: list[Section], tables: list[Table]
+) -> list[Chunk]:
+    """Chunk each section's body text (table bodies excluded: tables are a view of their own)."""
+    table_boxes: dict[int, list[BBox]] = {}
+    for t in tables:
+        table_boxes.setdefault(t.page_number, []).append(t.bbox)
+    starts = sorted((s.seq, s.ordinal) for s in sections)
+    groups: list[tuple[int | None, list[Line]]] = [(None, [])]
+    boundary = 0
+    for line in layout.lines():
+        while boundary < len(starts) and line.seq >= starts[boundary][0]:
+            groups.append((starts[boundary][1], []))
+            boundary += 1
+        if line.furniture or _inside(line.bbox, table_boxes.get(line.page, ())):
+            continue
+        if boundary and line.seq == starts[boundary - 1][0]:
+            continue  # the heading line itself: it lives in sections.title
+        groups[-1][1].append(line)
+    chunks: list[Chunk] = []
+    for section, lines in groups:
+        units, first_seqs = _paragraphs(lines)
+        for piece in chunk_units(units):
+            chunks.append(
+                Chunk(
+                    ordinal=len(chunks),
+                    section=section,
+                    text=piece.text,
+                    page_number=piece.page_start,
+                    page_end=piece.page_end,
+                    token_count=piece.token_count,
+                    seq=first_seqs.get(piece.page_start, lines[0].seq if lines else 0),
+                )
+            )
+    return chunks
+
+
+def _paragraphs(lines: list[Line]) -> tuple[list[TextUnit], dict[int, int]]:
+    """Join lines into paragraphs (one per layout block), undoing end-of-line hyphenation."""
+    units: list[TextUnit] = []
+    first_seq: dict[int, int] = {}
+    current: list[str] = []
+    key = None
+    page = 0
+    for line in lines:
+        first_seq.setdefault(line.page, line.seq)
+        if (line.page, line.block) != key and current:
+            units.append(TextUnit(_join(current), page))
+            current = []
+        if not current:
+            page = line.page
+        key = (line.page, line.block)
+        current.append(line.text)
+    if current:
+        units.append(TextUnit(_join(current), page))
+    return units, first_seq
+
+
+_HYPHEN_END = re.compile(r"(\w)-$")
+
+
+def _join(lines: list[str]) -> str:
+    out = lines[0]
+    for line in lines[1:]:
+        if _HYPHEN_END.search(out) and line[:1].islower():
+            out = out[:-1] + line
+        else:
+            out = f"{out} {line}"
+    return out
+
+
+def _inside(box: BBox, regions) -> bool:
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return any(r[0] <= cx <= r[2] and r[1] <= cy <= r[3] for r in regions)

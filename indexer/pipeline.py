@@ -1,0 +1,148 @@
+"""``docsym index``: discover files, skip unchanged ones, parse, write one document at a time."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from indexer.discover import discover, doc_id_for, file_format, sha256_of
+from indexer.errors import ParseError
+from indexer.model import ParsedDocument
+from indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
+from indexer.views import FileFacts, build_rows
+from storage.writer import IndexWriter
+
+log = logging.getLogger(__name__)
+
+PARSERS: dict[str, Callable[[Path], ParsedDocument]] = {"pdf": parse_pdf}
+
+# How often committed documents are published to readers during a run (see storage/writer.py).
+PUBLISH_SECONDS = float(os.environ.get("DOCSYM_PUBLISH_SECONDS", "30"))
+
+
+@dataclass
+class IndexReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    no_text: list[str] = field(default_factory=list)  # scans: recorded, but nothing to search
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    pages: int = 0
+    tables: int = 0
+    figures: int = 0
+    equations: int = 0
+    elapsed: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+class Progress:
+    """What the pipeline tells its caller as it goes (the CLI draws a progress bar from it)."""
+
+    def start(self, files: int) -> None: ...
+    def file_started(self, path: Path) -> None: ...
+    def file_done(self, path: Path, pages: int) -> None: ...
+
+
+@dataclass
+class _Plan:
+    path: Path
+    sha256: str
+    doc_id: str
+    replaces: list[str]  # doc_ids this file's new version replaces
+    is_update: bool
+
+
+def index_paths(
+    paths: list[Path],
+    index_dir: Path,
+    *,
+    prune: bool = False,
+    progress: Progress | None = None,
+) -> IndexReport:
+    started = time.perf_counter()
+    progress = progress or Progress()
+    report = IndexReport()
+    files = discover(paths)
+    with IndexWriter(index_dir, publish_every=PUBLISH_SECONDS) as writer:
+        plans = _plan(files, writer.documents_by_path(), report)
+        progress.start(len(plans))
+        for plan in plans:
+            progress.file_started(plan.path)
+            pages = _index_one(plan, writer, report)
+            progress.file_done(plan.path, pages)
+        if prune:
+            _prune(writer, report)
+    report.elapsed = time.perf_counter() - started
+    return report
+
+
+def _plan(files: list[Path], known: dict[str, tuple[str, str]], report: IndexReport) -> list[_Plan]:
+    plans: list[_Plan] = []
+    known_ids = {doc_id: path for path, (doc_id, _) in known.items()}
+    planned_ids: set[str] = set()
+    for path in files:
+        try:
+            sha = sha256_of(path)
+        except OSError as exc:
+            report.failed.append((str(path), f"cannot read file: {exc.strerror or exc}"))
+            continue
+        doc_id = doc_id_for(sha)
+        previous = known.get(str(path))
+        if previous and previous[1] == sha:
+            report.unchanged.append(str(path))
+            continue
+        twin = known_ids.get(doc_id)
+        if doc_id in planned_ids or (twin and twin != str(path) and Path(twin).exists()):
+            report.unchanged.append(str(path))
+            report.warnings.append(
+                (str(path), f"same content as {twin or 'another file'}; skipped")
+            )
+            continue
+        planned_ids.add(doc_id)
+        replaces = [previous[0]] if previous else []
+        if twin and twin != str(path):  # the file moved: re-index it under its new path
+            replaces.append(doc_id)
+        plans.append(_Plan(path, sha, doc_id, replaces, is_update=previous is not None))
+    return plans
+
+
+def _index_one(plan: _Plan, writer: IndexWriter, report: IndexReport) -> int:
+    path = str(plan.path)
+    fmt = file_format(plan.path) or "pdf"  # explicitly named files are tried as PDF
+    try:
+        parsed = PARSERS[fmt](plan.path)
+    except ParseError as exc:
+        report.failed.append((path, str(exc)))
+        return 0
+    except Exception as exc:  # a parser bug on one file must not stop the run
+        log.exception("unexpected error parsing %s", path)
+        report.failed.append((path, f"internal error: {type(exc).__name__}: {exc}"))
+        return 0
+    facts = FileFacts(plan.doc_id, plan.path, plan.sha256, plan.path.stat().st_size)
+    writer.replace_document(build_rows(facts, parsed), plan.replaces)
+    (report.updated if plan.is_update else report.added).append(path)
+    if NO_TEXT_WARNING in parsed.warnings:
+        report.no_text.append(path)
+    report.warnings.extend((path, w) for w in parsed.warnings if w != NO_TEXT_WARNING)
+    report.pages += len(parsed.pages)
+    report.tables += len(parsed.tables)
+    report.figures += len(parsed.figures)
+    report.equations += len(parsed.equations)
+    return len(parsed.pages)
+
+
+def _prune(writer: IndexWriter, report: IndexReport) -> None:
+    gone = [
+        (p, doc_id) for p, (doc_id, _) in writer.documents_by_path().items() if not Path(p).exists()
+    ]
+    writer.remove_documents([doc_id for _, doc_id in gone])
+    report.removed.extend(p for p, _ in gone)

@@ -1,0 +1,214 @@
+"""Turn a parsed document into rows of the index's view tables (see storage/schema.py).
+
+Ids are derived from the doc_id and each item's ordinal, so they stay stable when the same file is
+indexed again. Tables, figures and equations are placed in the innermost section whose heading
+precedes them in reading order.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from indexer.model import BBox, ParsedDocument
+from indexer.table_model import table_to_html
+from indexer.tree import build_tree
+
+Rows = dict[str, list[dict]]
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    doc_id: str
+    path: Path
+    sha256: str
+    size_bytes: int
+
+
+def section_id(doc_id: str, ordinal: int) -> str:
+    return f"{doc_id}-s{ordinal}"
+
+
+def build_rows(facts: FileFacts, parsed: ParsedDocument) -> Rows:
+    doc_id = facts.doc_id
+    locate = _SectionLocator(doc_id, parsed)
+    rows: Rows = {
+        "documents": [_document_row(facts, parsed)],
+        "pages": [
+            {
+                "page_id": f"{doc_id}-p{p.number}",
+                "doc_id": doc_id,
+                "page_number": p.number,
+                "width": p.width,
+                "height": p.height,
+                "text": p.text,
+                "has_text": p.has_text,
+                "summary": None,
+            }
+            for p in parsed.pages
+        ],
+        "sections": [
+            {
+                "section_id": section_id(doc_id, s.ordinal),
+                "doc_id": doc_id,
+                "parent_id": None if s.parent is None else section_id(doc_id, s.parent),
+                "ordinal": s.ordinal,
+                "level": s.level,
+                "number": s.number,
+                "title": s.title,
+                "content": s.content,
+                "summary": None,
+                "page_start": s.page_start,
+                "page_end": s.page_end,
+                "bbox": _box(s.bbox),
+                "source": s.source,
+            }
+            for s in parsed.sections
+        ],
+        "chunks": [
+            {
+                "chunk_id": f"{doc_id}-c{c.ordinal}",
+                "doc_id": doc_id,
+                "section_id": None if c.section is None else section_id(doc_id, c.section),
+                "ordinal": c.ordinal,
+                "text": c.text,
+                "page_number": c.page_number,
+                "page_end": c.page_end,
+                "token_count": c.token_count,
+            }
+            for c in parsed.chunks
+        ],
+        "images": [
+            {
+                "image_id": f"{doc_id}-i{f.ordinal}",
+                "doc_id": doc_id,
+                "section_id": locate(f.seq),
+                "ordinal": f.ordinal,
+                "page_number": f.page_number,
+                "bbox": _box(f.bbox),
+                "label": f.label,
+                "caption": f.caption,
+                "summary": None,
+            }
+            for f in parsed.figures
+        ],
+        "equations": [
+            {
+                "equation_id": f"{doc_id}-e{e.ordinal}",
+                "doc_id": doc_id,
+                "section_id": locate(e.seq),
+                "ordinal": e.ordinal,
+                "page_number": e.page_number,
+                "bbox": _box(e.bbox),
+                "number": e.number,
+                "text": e.text,
+            }
+            for e in parsed.equations
+        ],
+        "doc_references": [
+            {
+                "reference_id": f"{doc_id}-r{r.ordinal}",
+                "doc_id": doc_id,
+                "ordinal": r.ordinal,
+                "label": r.label,
+                "text": r.text,
+                "year": r.year,
+                "doi": r.doi,
+                "arxiv_id": r.arxiv_id,
+                "page_number": r.page_number,
+            }
+            for r in parsed.references
+        ],
+    }
+    rows["tables"], rows["table_cells"] = _table_rows(doc_id, parsed, locate)
+    rows["tree_nodes"] = build_tree(doc_id, parsed, rows)
+    return rows
+
+
+def _document_row(facts: FileFacts, parsed: ParsedDocument) -> dict:
+    meta = parsed.meta
+    return {
+        "doc_id": facts.doc_id,
+        "path": str(facts.path),
+        "file_name": facts.path.name,
+        "format": parsed.format,
+        "sha256": facts.sha256,
+        "size_bytes": facts.size_bytes,
+        "page_count": len(parsed.pages),
+        "title": meta.title,
+        "authors": meta.authors,
+        "abstract": meta.abstract,
+        "year": meta.year,
+        "venue": meta.venue,
+        "doi": meta.doi,
+        "arxiv_id": meta.arxiv_id,
+        "has_text": any(p.has_text for p in parsed.pages) or bool(parsed.chunks),
+        "tldr": None,
+        "indexed_at": datetime.now(UTC).replace(tzinfo=None),
+    }
+
+
+def _table_rows(doc_id: str, parsed: ParsedDocument, locate) -> tuple[list[dict], list[dict]]:
+    tables: list[dict] = []
+    cells: list[dict] = []
+    for t in parsed.tables:
+        table_id = f"{doc_id}-t{t.ordinal}"
+        tables.append(
+            {
+                "table_id": table_id,
+                "doc_id": doc_id,
+                "section_id": locate(t.seq),
+                "ordinal": t.ordinal,
+                "page_number": t.page_number,
+                "bbox": _box(t.bbox),
+                "label": t.label,
+                "caption": t.caption,
+                "html": table_to_html(t),
+                "n_rows": t.n_rows,
+                "n_cols": t.n_cols,
+                "header_rows": t.header_rows,
+                "header_cols": t.header_cols,
+                "summary": None,
+            }
+        )
+        cells.extend(
+            {
+                "cell_id": f"{table_id}-r{c.row}c{c.col}",
+                "table_id": table_id,
+                "doc_id": doc_id,
+                "row": c.row,
+                "col": c.col,
+                "row_span": c.row_span,
+                "col_span": c.col_span,
+                "text": c.text,
+                "value": c.value,
+                "unit": c.unit,
+                "is_col_header": c.is_col_header,
+                "is_row_header": c.is_row_header,
+                "row_path": c.row_path,
+                "col_path": c.col_path,
+                "page_number": t.page_number,
+                "bbox": _box(c.bbox),
+            }
+            for c in t.cells
+        )
+    return tables, cells
+
+
+class _SectionLocator:
+    """Maps a reading-order position to the id of the innermost section around it."""
+
+    def __init__(self, doc_id: str, parsed: ParsedDocument) -> None:
+        ordered = sorted(parsed.sections, key=lambda s: (s.seq, s.ordinal))
+        self._seqs = [s.seq for s in ordered]
+        self._ids = [section_id(doc_id, s.ordinal) for s in ordered]
+
+    def __call__(self, seq: int) -> str | None:
+        i = bisect.bisect_right(self._seqs, seq) - 1
+        return None if i < 0 else self._ids[i]
+
+
+def _box(bbox: BBox | None) -> list[float] | None:
+    return None if bbox is None else [round(v, 2) for v in bbox]

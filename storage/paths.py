@@ -1,0 +1,38 @@
+"""Where an index lives: one directory holding the DuckDB file and the vector store."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+ENV_VAR = "DOCSYM_INDEX"
+DEFAULT_DIR = ".docsym"
+
+
+def resolve_index_dir(explicit: str | os.PathLike | None = None) -> Path:
+    """``--index DIR`` if given, else ``$DOCSYM_INDEX``, else ``./.docsym``."""
+    chosen = explicit or os.environ.get(ENV_VAR) or DEFAULT_DIR
+    return Path(chosen).expanduser().resolve()
+
+
+@dataclass(frozen=True)
+class IndexPaths:
+    root: Path
+
+    @property
+    def duckdb(self) -> Path:
+        return self.root / "index.duckdb"
+
+    @property
+    def vectors(self) -> Path:
+        return self.root / "vectors.sqlite"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / ".index.lock"
+
+    @property
+    def work_duckdb(self) -> Path:
+        """The writer's private copy; readers never see it until it is published."""
+        return self.root / ".index.duckdb.work"

@@ -1,0 +1,187 @@
+"""Write documents into the index without ever exposing a half-written state.
+
+DuckDB allows no other process to open a file, not even read-only, while a writer holds it. So
+the indexer never writes ``index.duckdb`` in place: it works on a private copy, commits one
+document per transaction there, and *publishes* by atomically renaming a checkpointed copy over
+``index.duckdb``. Readers (the MCP server) open the published file read-only and reopen it when
+its inode changes, so they keep answering during an index run and see new documents afterwards.
+Killing the indexer at any moment leaves the last published file intact; the next run starts
+from it. A lock file keeps two indexers from racing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import time
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from storage import schema
+from storage.paths import IndexPaths
+
+
+class IndexLockedError(RuntimeError):
+    """Another indexer is writing this index."""
+
+
+class IndexWriter:
+    def __init__(self, root: Path, publish_every: float = 30.0) -> None:
+        self.paths = IndexPaths(root)
+        self.publish_every = publish_every
+        self._lock_file = None
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._last_publish = time.monotonic()
+        self._dirty = False
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def __enter__(self) -> IndexWriter:
+        self.paths.root.mkdir(parents=True, exist_ok=True)
+        self._acquire_lock()
+        work = self.paths.work_duckdb
+        _remove(work)
+        _remove(Path(f"{work}.wal"))
+        if self.paths.duckdb.exists():
+            shutil.copyfile(self.paths.duckdb, work)
+        self._con = duckdb.connect(str(work))
+        self._ensure_schema()
+        self._dirty = not self.paths.duckdb.exists()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            if self._con is not None:
+                if exc_type is None or self._dirty:
+                    self._final_publish()
+                else:
+                    self._con.close()
+        finally:
+            self._con = None
+            _remove(self.paths.work_duckdb)
+            self._release_lock()
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        assert self._con is not None, "use IndexWriter as a context manager"
+        return self._con
+
+    # -- queries the indexer needs ---------------------------------------------------------
+    def documents_by_path(self) -> dict[str, tuple[str, str]]:
+        """path -> (doc_id, sha256) for every indexed document."""
+        rows = self.con.execute("SELECT path, doc_id, sha256 FROM documents").fetchall()
+        return {path: (doc_id, sha) for path, doc_id, sha in rows}
+
+    # -- writes ----------------------------------------------------------------------------
+    def replace_document(self, rows: dict[str, list[dict]], old_doc_ids: list[str]) -> None:
+        """Write one document's rows, removing ``old_doc_ids`` first, in one transaction."""
+        doc_id = rows["documents"][0]["doc_id"]
+        con = self.con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for old in {doc_id, *old_doc_ids}:
+                self._delete(old)
+            for table in schema.TABLES:
+                self._insert(table, rows.get(table.name, []))
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        self._dirty = True
+        self._maybe_publish()
+
+    def remove_documents(self, doc_ids: list[str]) -> None:
+        if not doc_ids:
+            return
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            for doc_id in doc_ids:
+                self._delete(doc_id)
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self._dirty = True
+
+    def _delete(self, doc_id: str) -> None:
+        for table in reversed(schema.TABLES):
+            self.con.execute(f"DELETE FROM {table.name} WHERE doc_id = ?", [doc_id])
+
+    def _insert(self, table: schema.Table, rows: list[dict]) -> None:
+        if not rows:
+            return
+        names = [c.name for c in table.columns]
+        frame = pd.DataFrame.from_records(rows, columns=names)  # noqa: F841 (read by DuckDB)
+        self.con.execute(f"INSERT INTO {table.name} ({', '.join(names)}) SELECT * FROM frame")
+
+    # -- publishing ------------------------------------------------------------------------
+    def _maybe_publish(self) -> None:
+        if time.monotonic() - self._last_publish >= self.publish_every:
+            self.publish()
+
+    def publish(self) -> None:
+        """Make everything committed so far visible to readers, atomically."""
+        self.con.execute("CHECKPOINT")
+        staging = self.paths.root / ".index.duckdb.publish"
+        shutil.copyfile(self.paths.work_duckdb, staging)
+        _fsync(staging)
+        os.replace(staging, self.paths.duckdb)
+        self._last_publish = time.monotonic()
+        self._dirty = False
+
+    def _final_publish(self) -> None:
+        self.con.execute("CHECKPOINT")
+        self.con.close()
+        self._con = None
+        _fsync(self.paths.work_duckdb)
+        os.replace(self.paths.work_duckdb, self.paths.duckdb)
+        self._dirty = False
+
+    # -- schema and lock -------------------------------------------------------------------
+    def _ensure_schema(self) -> None:
+        for statement in schema.ddl():
+            self.con.execute(statement)
+        found = self.con.execute(
+            f"SELECT value FROM {schema.META_TABLE} WHERE key = 'schema_version'"
+        ).fetchone()
+        if found is None:
+            self.con.execute(
+                f"INSERT INTO {schema.META_TABLE} VALUES ('schema_version', ?)",
+                [str(schema.SCHEMA_VERSION)],
+            )
+        elif int(found[0]) > schema.SCHEMA_VERSION:
+            raise RuntimeError(
+                f"index schema version {found[0]} is newer than this docsym "
+                f"({schema.SCHEMA_VERSION}); upgrade docsym"
+            )
+
+    def _acquire_lock(self) -> None:
+        self._lock_file = open(self.paths.lock, "a+")  # noqa: SIM115 (held for the whole run)
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock_file.close()
+            self._lock_file = None
+            raise IndexLockedError(
+                f"another docsym index run is writing {self.paths.root}; wait for it to finish"
+            ) from None
+
+    def _release_lock(self) -> None:
+        if self._lock_file is not None:
+            fcntl.flock(self._lock_file, fcntl.LOCK_UN)
+            self._lock_file.close()
+            self._lock_file = None
+
+
+def _remove(path: Path) -> None:
+    path.unlink(missing_ok=True)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,124 @@
+"""docsym index: bad input is reported and skipped, re-runs are incremental, --prune removes."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from docsym.cli import main
+from indexer.pipeline import index_paths
+from tests import pdf_factory
+
+
+def _docs(index: Path) -> dict[str, str]:
+    with duckdb.connect(str(index / "index.duckdb"), read_only=True) as con:
+        return dict(con.execute("SELECT file_name, doc_id FROM documents").fetchall())
+
+
+def test_bad_files_are_reported_and_the_rest_indexed(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    good = pdf_factory.text_pdf(folder / "good.pdf")
+    pdf_factory.encrypted_pdf(folder / "locked.pdf")
+    pdf_factory.zero_page_pdf(folder / "zero.pdf")
+    pdf_factory.truncated_pdf(folder / "cut.pdf", pdf_factory.text_pdf(tmp_path / "src.pdf", 30))
+    pdf_factory.scanned_pdf(folder / "scan.pdf")
+    (folder / "empty.pdf").write_bytes(b"")
+    (folder / "notes.pdf").write_text("this is a text file with a .pdf name\n")
+
+    report = index_paths([folder], tmp_path / "index")
+
+    reasons = {Path(p).name: r for p, r in report.failed}
+    assert "encrypted" in reasons["locked.pdf"]
+    assert "no pages" in reasons["zero.pdf"]
+    assert "empty file" in reasons["empty.pdf"]
+    assert "not a PDF" in reasons["notes.pdf"]
+    assert "cut.pdf" in reasons
+    assert [Path(p).name for p in report.no_text] == ["scan.pdf"]
+    assert sorted(Path(p).name for p in report.added) == ["good.pdf", "scan.pdf"]
+    assert not report.ok
+    docs = _docs(tmp_path / "index")
+    assert set(docs) == {"good.pdf", "scan.pdf"}
+    with duckdb.connect(str(tmp_path / "index" / "index.duckdb"), read_only=True) as con:
+        scan = con.execute(
+            "SELECT d.has_text, count(p.page_id), bool_or(p.has_text) FROM documents d "
+            "JOIN pages p USING (doc_id) WHERE d.file_name = 'scan.pdf' GROUP BY d.has_text"
+        ).fetchone()
+        assert scan == (False, 2, False)
+        assert (
+            con.execute(
+                "SELECT count(*) FROM chunks WHERE doc_id = ?", [docs["good.pdf"]]
+            ).fetchone()[0]
+            > 0
+        )
+    assert good.exists()
+
+
+def test_exit_status_says_whether_anything_failed(tmp_path: Path) -> None:
+    ok_dir = tmp_path / "ok"
+    ok_dir.mkdir()
+    pdf_factory.text_pdf(ok_dir / "a.pdf")
+    assert main(["index", str(ok_dir), "--index", str(tmp_path / "i1"), "--quiet"]) == 0
+    (ok_dir / "bad.pdf").write_bytes(b"%PDF-1.4 garbage")
+    assert main(["index", str(ok_dir), "--index", str(tmp_path / "i1"), "--quiet"]) == 1
+
+
+def test_rerun_is_incremental_and_prune_removes_missing_files(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    pdf_factory.text_pdf(folder / "a.pdf", marker="alpha")
+    pdf_factory.text_pdf(folder / "b.pdf", marker="beta")
+    index = tmp_path / "index"
+
+    first = index_paths([folder], index)
+    assert len(first.added) == 2
+    ids = _docs(index)
+
+    second = index_paths([folder], index)
+    assert (len(second.added), len(second.updated), len(second.unchanged)) == (0, 0, 2)
+    assert _docs(index) == ids
+
+    pdf_factory.text_pdf(folder / "a.pdf", marker="gamma")  # new content, same path
+    third = index_paths([folder], index)
+    assert [Path(p).name for p in third.updated] == ["a.pdf"]
+    after = _docs(index)
+    assert after["a.pdf"] != ids["a.pdf"] and after["b.pdf"] == ids["b.pdf"]
+    with duckdb.connect(str(index / "index.duckdb"), read_only=True) as con:
+        stale = con.execute(
+            "SELECT count(*) FROM chunks WHERE doc_id = ?", [ids["a.pdf"]]
+        ).fetchone()[0]
+    assert stale == 0  # the old version's rows are gone, not orphaned
+
+    (folder / "b.pdf").unlink()
+    kept = index_paths([folder], index)
+    assert set(_docs(index)) == {"a.pdf", "b.pdf"} and not kept.removed
+    pruned = index_paths([folder], index, prune=True)
+    assert [Path(p).name for p in pruned.removed] == ["b.pdf"]
+    assert set(_docs(index)) == {"a.pdf"}
+    with duckdb.connect(str(index / "index.duckdb"), read_only=True) as con:
+        for table in ("pages", "chunks", "sections", "tree_nodes"):
+            orphans = con.execute(
+                f"SELECT count(*) FROM {table} WHERE doc_id NOT IN (SELECT doc_id FROM documents)"
+            ).fetchone()[0]
+            assert orphans == 0, table
+
+
+def test_moved_file_keeps_its_doc_id(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    pdf_factory.text_pdf(folder / "a.pdf")
+    index = tmp_path / "index"
+    index_paths([folder], index)
+    before = _docs(index)["a.pdf"]
+    shutil.move(folder / "a.pdf", folder / "renamed.pdf")
+    report = index_paths([folder], index, prune=True)
+    assert _docs(index) == {"renamed.pdf": before}
+    assert not report.failed
+
+
+def test_missing_path_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no such file or folder"):
+        index_paths([tmp_path / "nope"], tmp_path / "index")

@@ -1,0 +1,47 @@
+"""What is indexed: the document list and the index's row counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from storage import schema
+from storage.reader import IndexReader
+from tools.errors import ToolError
+from tools.results import TableResult, jsonable
+
+MAX_DOCUMENTS = 200
+
+
+class IndexStatus(BaseModel):
+    index_dir: Path
+    row_counts: dict[str, int]
+
+
+def list_documents(reader: IndexReader, limit: int = 50, offset: int = 0) -> TableResult:
+    if not 1 <= limit <= MAX_DOCUMENTS:
+        raise ToolError(f"limit must be between 1 and {MAX_DOCUMENTS}, got {limit}")
+    if offset < 0:
+        raise ToolError(f"offset must be >= 0, got {offset}")
+    con = reader.connection()
+    total = con.execute("SELECT count(*) FROM documents").fetchone()[0]
+    cursor = con.execute(
+        "SELECT doc_id, title, file_name, format, page_count, year, has_text FROM documents "
+        "ORDER BY file_name, doc_id LIMIT ? OFFSET ?",
+        [limit, offset],
+    )
+    columns = [d[0] for d in cursor.description]
+    rows = [[jsonable(v) for v in row] for row in cursor.fetchall()]
+    note = None
+    if offset + len(rows) < total:
+        note = f"{total} documents in all; call again with offset={offset + len(rows)} for more."
+    return TableResult(columns=columns, rows=rows, truncated=note is not None, note=note)
+
+
+def index_status(reader: IndexReader) -> IndexStatus:
+    con = reader.connection()
+    counts = {
+        t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0] for t in schema.TABLES
+    }
+    return IndexStatus(index_dir=reader.paths.root, row_counts=counts)

@@ -1,0 +1,58 @@
+"""Bounded tabular results shared by the tools: rows plus a note on what was cut."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+# Clients reject responses over ~25k tokens; NeuSym-RAG caps an observation at ~5k tokens.
+MAX_RESULT_CHARS = 20_000
+MAX_CELL_CHARS = 2_000
+
+
+class TableResult(BaseModel):
+    columns: list[str]
+    rows: list[list[Any]]
+    truncated: bool = False
+    note: str | None = Field(default=None, description="What was cut and how to get the rest.")
+
+    def to_markdown(self) -> str:
+        header = "| " + " | ".join(self.columns) + " |"
+        rule = "|" + "---|" * len(self.columns)
+        body = ["| " + " | ".join(_cell(v) for v in row) + " |" for row in self.rows]
+        text = "\n".join([header, rule, *body])
+        return f"{text}\n\n{self.note}" if self.note else text
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def jsonable(value: Any) -> Any:
+    """Values DuckDB returns, made JSON-friendly and bounded in size."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str):
+        if len(value) > MAX_CELL_CHARS:
+            return value[:MAX_CELL_CHARS] + f"… [{len(value) - MAX_CELL_CHARS} more chars]"
+        return value
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    return str(value)
+
+
+def fit_rows(rows: list[list[Any]], budget: int = MAX_RESULT_CHARS) -> tuple[list[list[Any]], bool]:
+    """Keep leading rows while their rendering stays within ``budget`` characters."""
+    used = 0
+    for i, row in enumerate(rows):
+        used += sum(len(_cell(v)) + 3 for v in row)
+        if used > budget:
+            return rows[:i], True
+    return rows, False
