@@ -22,3 +22,38 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip(f"shared corpus not found at {CORPUS} (set DOCSYM_CORPUS)")
     return CORPUS
+
+
+# The corpus documents every test session indexes once (slow checks use a few, not all).
+CORPUS_SUBSET = (
+    "papers",
+    "long_docs/mupdf_explored.pdf",
+    "long_docs/redp5110_sampled.pdf",
+    "scanned",
+)
+
+
+@pytest.fixture(scope="session")
+def corpus_index(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
+    """A real index of the corpus subset, built once per test session."""
+    from indexer.pipeline import index_paths
+
+    index_dir = tmp_path_factory.mktemp("corpus-index")
+    report = index_paths([corpus / p for p in CORPUS_SUBSET], index_dir)
+    return index_dir, report
+
+
+@pytest.fixture(scope="session")
+def corpus_db(corpus_index):
+    import duckdb
+
+    index_dir, _ = corpus_index
+    con = duckdb.connect(str(index_dir / "index.duckdb"), read_only=True)
+    yield con
+    con.close()
+
+
+def doc_id_of(con, file_name: str) -> str:
+    row = con.execute("SELECT doc_id FROM documents WHERE file_name = ?", [file_name]).fetchone()
+    assert row is not None, f"{file_name} is not in the index"
+    return row[0]

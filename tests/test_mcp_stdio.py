@@ -1,0 +1,68 @@
+"""The MCP server over stdio, driven by the mcp SDK's real client in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from docsym.demo import SAMPLES, run_demo
+from indexer.pipeline import index_paths
+from tests.conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def sample_index(tmp_path_factory) -> Path:
+    index = tmp_path_factory.mktemp("samples-index")
+    report = index_paths([SAMPLES], index)
+    assert report.ok and len(report.added) == 2
+    return index
+
+
+def _server(index: Path) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "docsym", "serve", "--index", str(index)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def test_tools_answer_and_refuse_over_stdio(sample_index: Path) -> None:
+    async def scenario() -> None:
+        async with Client(_server(sample_index)) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"run_sql", "list_documents"} <= names
+            docs = await client.call_tool("list_documents", {})
+            assert not docs.is_error
+            titles = {row[1] for row in docs.structured_content["rows"]}
+            assert "Evaluating Hybrid Retrieval for Technical Manuals" in titles
+
+            refused = await client.call_tool("run_sql", {"sql": "COPY documents TO '/tmp/x.csv'"})
+            assert refused.is_error and "only read-only SELECT" in refused.content[0].text
+            escaped = await client.call_tool(
+                "run_sql", {"sql": "SELECT * FROM read_csv('/etc/passwd')"}
+            )
+            assert escaped.is_error and "disabled" in escaped.content[0].text
+            two = await client.call_tool("run_sql", {"sql": "SELECT 1; SELECT 2"})
+            assert two.is_error and "one statement per call" in two.content[0].text
+
+            pages = await client.call_tool(
+                "run_sql", {"sql": "SELECT page_id FROM pages ORDER BY page_id", "limit": 3}
+            )
+            assert len(pages.structured_content["rows"]) == 3
+            assert "more rows exist" in pages.structured_content["note"]
+
+            schema = await client.read_resource("docsym://schema")
+            assert "table_cells" in schema.contents[0].text
+
+    anyio.run(scenario)
+
+
+def test_demo_answers_from_a_table_cell(tmp_path: Path, capsys) -> None:
+    assert run_demo(tmp_path / "demo-index") == 0
+    out = capsys.readouterr().out
+    assert "Answer: 0.91 (Table 1" in out
