@@ -20,6 +20,8 @@ from indexer.model import BBox
 
 # Lines in the top or bottom margin band (as a share of page height) may be running furniture.
 MARGIN_SHARE = 0.09
+# Bare page numbers sit further in on some layouts (books, 10-K filings): a wider band for them.
+PAGE_NUMBER_SHARE = 0.15
 # A margin line whose digit-folded text recurs on this share of pages is a running header/footer.
 RECURRING_SHARE = 0.3
 
@@ -128,7 +130,11 @@ def read_layout(doc: pymupdf.Document) -> DocumentLayout:
 
 
 def _read_page(page: pymupdf.Page, number: int) -> PageLayout:
-    data = page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_IMAGES)
+    # Ligatures are expanded ("ﬁ" -> "fi") so that text matches what people type.
+    flags = (
+        pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_IMAGES & ~pymupdf.TEXT_PRESERVE_LIGATURES
+    )
+    data = page.get_text("dict", flags=flags)
     blocks = [b for b in data["blocks"] if b.get("type") == 0]
     image_boxes = [tuple(info["bbox"]) for info in page.get_image_info()]
     ordered = _reading_order(blocks, page.rect.width)
@@ -238,22 +244,67 @@ def _fold(text: str) -> str:
 
 
 def _mark_furniture(pages: list[PageLayout]) -> None:
-    """Mark running headers/footers (recurring margin text) and bare page numbers."""
+    """Mark running headers/footers and printed page numbers as furniture.
+
+    Two signals: margin lines whose digit-folded text recurs on many pages, and lines at the top
+    or bottom of a page that end with a printed page number at a consistent offset from the
+    physical page (books and filings often print them well inside the margins, and their chapter
+    headers change every few pages, so neither position nor recurrence alone finds them).
+    """
     if not pages:
         return
     recurring: Counter = Counter()
     for page in pages:
-        seen = {_fold(line.text) for line in _margin_lines(page)}
-        recurring.update(seen)
+        recurring.update({_fold(line.text) for line in _margin_lines(page)})
     threshold = max(3, RECURRING_SHARE * len(pages)) if len(pages) >= 3 else float("inf")
     for page in pages:
         for line in _margin_lines(page):
-            folded = _fold(line.text)
-            if recurring[folded] >= threshold or _PAGE_NUMBER.match(line.text.strip()):
+            if recurring[_fold(line.text)] >= threshold:
+                line.furniture = True
+        block_sizes = Counter(line.block for line in page.lines)
+        for line in _margin_lines(page, PAGE_NUMBER_SHARE):
+            if block_sizes[line.block] == 1 and _PAGE_NUMBER.match(line.text.strip()):
+                line.furniture = True
+    _mark_numbered_edges(pages)
+
+
+_TRAILING_NUMBER = re.compile(r"(?:^|\s)(\d{1,4})$")
+_LEADING_NUMBER = re.compile(r"^(\d{1,4})\s")
+
+
+def _mark_numbered_edges(pages: list[PageLayout]) -> None:
+    edges = [(page, _edge_lines(page)) for page in pages]
+    # A leading number looks like a section heading ("2 Model") unless the rest of the line
+    # recurs like a running header ("2 TIMP: An R Package ...").
+    recurring = Counter(_fold(line.text) for _, lines in edges for line in lines)
+    candidates: list[tuple[Line, int]] = []
+    offsets: Counter = Counter()
+    for page, lines in edges:
+        for line in lines:
+            text = line.text.strip()
+            found = _TRAILING_NUMBER.search(text)
+            if not found and recurring[_fold(text)] >= 3:
+                found = _LEADING_NUMBER.search(text)
+            if found and len(text) <= 90:
+                offset = page.number - int(found.group(1))
+                candidates.append((line, offset))
+                offsets[offset] += 1
+    if not offsets:
+        return
+    offset, count = offsets.most_common(1)[0]
+    if count >= max(3, 0.2 * len(pages)):
+        for line, line_offset in candidates:
+            if line_offset == offset:
                 line.furniture = True
 
 
-def _margin_lines(page: PageLayout) -> list[Line]:
-    top = page.height * MARGIN_SHARE
-    bottom = page.height * (1 - MARGIN_SHARE)
+def _edge_lines(page: PageLayout) -> list[Line]:
+    """The two top-most and two bottom-most lines of a page."""
+    by_y = sorted(page.lines, key=lambda line: line.bbox[1])
+    return list({id(line): line for line in by_y[:2] + by_y[-2:]}.values())
+
+
+def _margin_lines(page: PageLayout, share: float = MARGIN_SHARE) -> list[Line]:
+    top = page.height * share
+    bottom = page.height * (1 - share)
     return [line for line in page.lines if line.bbox[3] <= top or line.bbox[1] >= bottom]

@@ -1,0 +1,913 @@
+"""Find tables in a PDF and rebuild their cell grids from words and ruling lines.
+
+Cheap first, precise second: captions ("Table 2: ...") come from the layout lines already read,
+and pages without one are only scanned for dense blocks of aligned numbers (financial
+statements), so drawings and words are fetched for a handful of pages. On those pages the table
+region is bounded by its horizontal rules (booktabs or full grids) or, without rules, by the run
+of non-prose lines next to the caption. Columns come from projecting the words of the fullest
+rows onto the x axis; spanning headers from the rules under them (cmidrule), vertical rules, or
+the nearest header text. ``indexer.table_model`` then derives header depths and paths.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from statistics import median
+
+import pymupdf
+
+from indexer.model import BBox, Table, TableCell
+from indexer.pdf.layout import DocumentLayout, Line, PageLayout
+from indexer.table_model import finish_table, parse_number
+
+_CAPTION = re.compile(
+    r"^(?P<label>(?:Table|TABLE)\s+(?P<num>[A-Z]?\d+(?:[-.]\d+)?))(?P<sep>\s*[:.|]\s*|\s+|$)"
+)
+_OTHER_CAPTION = re.compile(r"^(Table|TABLE|Figure|FIGURE|Fig\.)\s+[A-Z]?\d+")
+# A caption farther than this from its table's nearest rule belongs to something else.
+MAX_CAPTION_GAP = 40.0
+# Uncaptioned tables: a page needs this many numeric rows to be looked at.
+MIN_NUMERIC_ROWS = 4
+# Words closer than this share of their height belong to the same cell.
+CELL_GAP_SHARE = 0.55
+_ACCENTS = {"ˆ", "˜", "¨", "´", "`", "^", "~", "¯", "˙"}
+_STANDALONE = {"$", "€", "£", "%", ")", "US$"}
+
+
+@dataclass(slots=True)
+class Rule:
+    """A horizontal or vertical ruling line."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    @property
+    def y(self) -> float:
+        return (self.y0 + self.y1) / 2
+
+    @property
+    def x(self) -> float:
+        return (self.x0 + self.x1) / 2
+
+    def x_overlap(self, x0: float, x1: float) -> float:
+        return min(self.x1, x1) - max(self.x0, x0)
+
+
+@dataclass(slots=True)
+class Fragment:
+    """Words of one cell on one baseline."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+    words: list[tuple] = field(default_factory=list)
+
+    @property
+    def cy(self) -> float:
+        return (self.y0 + self.y1) / 2
+
+    @property
+    def cx(self) -> float:
+        return (self.x0 + self.x1) / 2
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+
+@dataclass
+class Row:
+    fragments: list[Fragment] = field(default_factory=list)
+    spans_next: bool = False  # its fragments also cover the row below (vertically centred)
+
+    @property
+    def y0(self) -> float:
+        return min(f.y0 for f in self.fragments)
+
+    @property
+    def y1(self) -> float:
+        return max(f.y1 for f in self.fragments)
+
+    @property
+    def cy(self) -> float:
+        return median(f.cy for f in self.fragments)
+
+
+@dataclass(slots=True)
+class Caption:
+    label: str
+    line_index: int  # in page.lines
+    text: str
+    bbox: BBox
+
+
+def extract_tables(layout: DocumentLayout) -> list[Table]:
+    """All tables of the document in reading order, captioned ones labelled "Table N"."""
+    found: list[tuple[int, Table]] = []
+    seen_labels: set[str] = set()
+    for page in layout.pages:
+        captions = [c for c in _captions(page, layout.body_size) if c.label not in seen_labels]
+        if not captions and not _looks_numeric(page):
+            continue
+        for table in _page_tables(page, captions, layout):
+            if table.label:
+                seen_labels.add(table.label)
+            found.append((table.seq, table))
+    found.sort(key=lambda item: item[0])
+    tables = [table for _, table in found]
+    for ordinal, table in enumerate(tables):
+        table.ordinal = ordinal
+    return tables
+
+
+def _captions(page: PageLayout, body_size: float) -> list[Caption]:
+    captions: list[Caption] = []
+    labels: set[str] = set()
+    for i, line in enumerate(page.lines):
+        if line.furniture or not _starts_block(page.lines, i):
+            continue
+        match = _CAPTION.match(line.text)
+        if not match or not _caption_like(match, line, body_size):
+            continue
+        label = re.sub(r"\s+", " ", match["label"]).replace("TABLE", "Table")
+        if label in labels:
+            continue
+        labels.add(label)
+        block = [x for x in page.lines[i:] if x.block == line.block]
+        bbox = (
+            min(x.bbox[0] for x in block),
+            line.bbox[1],
+            max(x.bbox[2] for x in block),
+            max(x.bbox[3] for x in block),
+        )
+        captions.append(Caption(label, i, _caption_text(page.lines, i), bbox))
+    return captions
+
+
+def _starts_block(lines: list[Line], i: int) -> bool:
+    return i == 0 or lines[i - 1].block != lines[i].block
+
+
+def _caption_like(match: re.Match, line: Line, body_size: float) -> bool:
+    """Tell "Table 2: Results" from prose that starts with "Table 2 shows"."""
+    rest = line.text[match.end() :]
+    sep = match["sep"].strip()
+    if rest and rest[0].isdigit():
+        return False  # a table row whose first cell reads "Table"
+    if not rest or sep in (":", "|"):
+        return True
+    smaller = line.size < body_size - 0.5
+    if sep == ".":
+        return "." not in match["num"] or smaller
+    return smaller or line.bold
+
+
+def _caption_text(lines: list[Line], i: int) -> str:
+    """The caption's lines: the rest of its block."""
+    parts = [lines[i].text]
+    for line in lines[i + 1 :]:
+        if line.block != lines[i].block or line.page != lines[i].page:
+            break
+        parts.append(line.text)
+    text = " ".join(parts)
+    return re.sub(r"(\w)- (\w)", r"\1\2", text)
+
+
+def _looks_numeric(page: PageLayout) -> bool:
+    """Several lines that read as table rows: a financial statement or other uncaptioned table."""
+    count = 0
+    for line in page.lines:
+        if _is_numeric_row(line):
+            count += 1
+            if count >= MIN_NUMERIC_ROWS:
+                return True
+    return False
+
+
+def _is_numeric_row(line: Line) -> bool:
+    """A line holding at least two numbers, and mostly numbers ("Trips 5,025 6,368 27 %")."""
+    tokens = [t for t in line.text.split() if t not in _STANDALONE]
+    numbers = sum(parse_number(t)[0] is not None for t in tokens)
+    return numbers >= 2 and numbers * 3 >= len(tokens)
+
+
+# ---------------------------------------------------------------------------------------------
+# Regions
+
+
+@dataclass
+class Region:
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    rules: list[Rule]  # horizontal rules inside, top to bottom
+    caption: Caption | None = None
+
+    @property
+    def rect(self) -> pymupdf.Rect:
+        return pymupdf.Rect(self.x0, self.y0, self.x1, self.y1)
+
+
+def _page_tables(page: PageLayout, captions: list[Caption], layout: DocumentLayout) -> list[Table]:
+    # drawings cost a lot on pages with plots; only captioned tables are bounded by rules
+    horizontal, vertical = _rules(page.page) if captions else ([], [])
+    words = page.page.get_text("words", sort=False)
+    regions: list[Region] = []
+    for caption in captions:
+        region = _caption_region(page, caption, horizontal, layout.body_size)
+        if region and not any(_overlap(region, other) for other in regions):
+            regions.append(region)
+    if not captions:
+        regions.extend(_numeric_regions(page, layout.body_size))
+    tables = []
+    for region in regions:
+        table = _build_table(page, region, words, vertical, layout)
+        if table is not None:
+            tables.append(table)
+    return tables
+
+
+def _overlap(a: Region, b: Region) -> bool:
+    return min(a.y1, b.y1) - max(a.y0, b.y0) > 2 and min(a.x1, b.x1) - max(a.x0, b.x0) > 2
+
+
+def _rules(page: pymupdf.Page) -> tuple[list[Rule], list[Rule]]:
+    """Thin lines and thin filled rectangles, split into horizontal and vertical rules."""
+    horizontal: list[Rule] = []
+    vertical: list[Rule] = []
+    for drawing in page.get_drawings():
+        for item in drawing["items"]:
+            if item[0] == "l":
+                p, q = item[1], item[2]
+                rect = pymupdf.Rect(min(p.x, q.x), min(p.y, q.y), max(p.x, q.x), max(p.y, q.y))
+            elif item[0] == "re":
+                rect = item[1]
+            else:
+                continue
+            if rect.height <= 2.5 and rect.width >= 8:
+                horizontal.append(Rule(rect.x0, rect.y0, rect.x1, rect.y1))
+            elif rect.width <= 2.5 and rect.height >= 6:
+                vertical.append(Rule(rect.x0, rect.y0, rect.x1, rect.y1))
+    horizontal.sort(key=lambda r: (r.y, r.x0))
+    return _merge_collinear(horizontal), vertical
+
+
+def _merge_collinear(rules: list[Rule]) -> list[Rule]:
+    """Join segments of one rule (grids draw a rule cell by cell)."""
+    merged: list[Rule] = []
+    for rule in rules:
+        last = merged[-1] if merged else None
+        if last and abs(last.y - rule.y) < 1.0 and rule.x0 <= last.x1 + 2:
+            last.x1 = max(last.x1, rule.x1)
+            last.y1 = max(last.y1, rule.y1)
+        else:
+            merged.append(Rule(rule.x0, rule.y0, rule.x1, rule.y1))
+    return merged
+
+
+def _column_span(page: PageLayout, bbox: BBox) -> tuple[float, float]:
+    """The text column a caption sits in: left, right or the full width."""
+    middle = page.width / 2
+    slack = page.width * 0.03
+    if bbox[2] <= middle + slack:
+        return 0.0, middle
+    if bbox[0] >= middle - slack:
+        return middle, page.width
+    return 0.0, page.width
+
+
+def _caption_region(
+    page: PageLayout, caption: Caption, rules: list[Rule], body_size: float
+) -> Region | None:
+    col_x0, col_x1 = _column_span(page, caption.bbox)
+    near = [r for r in rules if r.x_overlap(col_x0, col_x1) > 0.5 * (r.x1 - r.x0)]
+    cap_y0, cap_y1 = caption.bbox[1], caption.bbox[3]
+    above = [r for r in near if r.y <= cap_y0 + 1 and cap_y0 - r.y < MAX_CAPTION_GAP]
+    below = [r for r in near if r.y >= cap_y1 - 1 and r.y - cap_y1 < MAX_CAPTION_GAP]
+    # Captions sit above tables in most journals but below them in ACL papers; the nearer
+    # rule (with only non-prose text in between) tells which.
+    options = []
+    if above:
+        options.append((cap_y0 - above[-1].y, -1))
+    if below:
+        options.append((below[0].y - cap_y1, 1))
+    for _, direction in sorted(options):
+        region = _rule_chain(page, caption, near, direction, body_size, (col_x0, col_x1))
+        if region:
+            return region
+    return _text_region(page, caption, body_size, (col_x0, col_x1))
+
+
+def _rule_chain(
+    page: PageLayout,
+    caption: Caption,
+    rules: list[Rule],
+    direction: int,
+    body_size: float,
+    column: tuple[float, float],
+) -> Region | None:
+    """Walk from the caption across consecutive rules while only table text lies between."""
+    if direction < 0:
+        ordered = [r for r in reversed(rules) if r.y <= caption.bbox[1] + 1]
+        edge = caption.bbox[1]
+    else:
+        ordered = [r for r in rules if r.y >= caption.bbox[3] - 1]
+        edge = caption.bbox[3]
+    chain: list[Rule] = []
+    for rule in ordered:
+        lo, hi = sorted((edge, rule.y))
+        if _blocked(page, caption, lo, hi, body_size, column):
+            break
+        if chain and rule.x_overlap(chain[0].x0, chain[0].x1) <= 0:
+            continue
+        chain.append(rule)
+        edge = rule.y
+    if not chain:
+        return None
+    x0 = min(r.x0 for r in chain)
+    x1 = max(r.x1 for r in chain)
+    y0 = min(r.y for r in chain)
+    y1 = max(r.y for r in chain)
+    if len(chain) == 1 or y1 - y0 < 8:
+        return None
+    chain.sort(key=lambda r: r.y)
+    return Region(x0, y0, x1, y1, chain, caption)
+
+
+def _blocked(
+    page: PageLayout,
+    caption: Caption,
+    lo: float,
+    hi: float,
+    body_size: float,
+    column: tuple[float, float],
+) -> bool:
+    """Whether prose, a heading or another caption lies between two heights."""
+    for i, line in enumerate(page.lines):
+        if i == caption.line_index or line.furniture:
+            continue
+        mid = (line.bbox[1] + line.bbox[3]) / 2
+        if not lo < mid < hi or min(line.bbox[2], column[1]) - max(line.bbox[0], column[0]) <= 0:
+            continue
+        if line.block == page.lines[caption.line_index].block:
+            continue
+        if _OTHER_CAPTION.match(line.text) and _starts_block(page.lines, i):
+            return True
+        if _is_prose(line, body_size, column):
+            return True
+    return False
+
+
+def _is_prose(line: Line, body_size: float, column: tuple[float, float]) -> bool:
+    width = line.bbox[2] - line.bbox[0]
+    words = line.text.split()
+    return (
+        line.size >= body_size - 0.3
+        and width > 0.8 * (column[1] - column[0] - 60)
+        and len(words) >= 8
+        and sum(parse_number(w)[0] is not None for w in words) * 3 < len(words)
+    )
+
+
+def _text_region(
+    page: PageLayout, caption: Caption, body_size: float, column: tuple[float, float]
+) -> Region | None:
+    """No rules: take the run of non-prose lines next to the caption (below first)."""
+    best: Region | None = None
+    for direction in (1, -1):
+        lines = _adjacent_lines(page, caption, body_size, column, direction)
+        if len(lines) < 2:
+            continue
+        region = Region(
+            min(line.bbox[0] for line in lines) - 1,
+            min(line.bbox[1] for line in lines) - 1,
+            max(line.bbox[2] for line in lines) + 1,
+            max(line.bbox[3] for line in lines) + 1,
+            [],
+            caption,
+        )
+        if best is None or len(lines) > 3 * _line_count(best, page):
+            best = region
+    return best
+
+
+def _line_count(region: Region, page: PageLayout) -> int:
+    return sum(1 for line in page.lines if region.y0 <= line.bbox[1] <= region.y1)
+
+
+def _adjacent_lines(
+    page: PageLayout, caption: Caption, body_size: float, column: tuple[float, float], step: int
+) -> list[Line]:
+    caption_block = page.lines[caption.line_index].block
+    candidates = [
+        line
+        for line in page.lines
+        if not line.furniture
+        and line.block != caption_block
+        and min(line.bbox[2], column[1]) - max(line.bbox[0], column[0]) > 0
+        and (line.bbox[1] >= caption.bbox[3] - 1 if step > 0 else line.bbox[3] <= caption.bbox[1])
+    ]
+    candidates.sort(key=lambda line: line.bbox[1] * step)
+    taken: list[Line] = []
+    edge = caption.bbox[3] if step > 0 else caption.bbox[1]
+    for line in candidates:
+        gap = (line.bbox[1] - edge) if step > 0 else (edge - line.bbox[3])
+        if gap > 2.2 * line.size or _is_prose(line, body_size, column):
+            break
+        if _OTHER_CAPTION.match(line.text):
+            break
+        taken.append(line)
+        edge = max(edge, line.bbox[3]) if step > 0 else min(edge, line.bbox[1])
+    return taken
+
+
+def _numeric_regions(page: PageLayout, body_size: float) -> list[Region]:
+    """Uncaptioned tables: runs of numeric rows, with the short header lines just above."""
+    lines = sorted(page.body_lines(), key=lambda line: line.bbox[1])
+    regions: list[Region] = []
+    i = 0
+    while i < len(lines):
+        if not _is_numeric_row(lines[i]):
+            i += 1
+            continue
+        end = i
+        numeric = 1
+        while end + 1 < len(lines) and _continues_table(lines[end], lines[end + 1], body_size):
+            end += 1
+            numeric += _is_numeric_row(lines[end])
+        start = i
+        while (
+            start > 0
+            and i - start < 4
+            and _continues_table(lines[start], lines[start - 1], body_size, up=True)
+        ):
+            start -= 1
+        if numeric >= 3:
+            run = lines[start : end + 1]
+            regions.append(
+                Region(
+                    min(line.bbox[0] for line in run) - 1,
+                    run[0].bbox[1] - 1,
+                    max(line.bbox[2] for line in run) + 1,
+                    run[-1].bbox[3] + 1,
+                    [],
+                )
+            )
+        i = end + 1
+    return regions
+
+
+def _continues_table(line: Line, other: Line, body_size: float, up: bool = False) -> bool:
+    """Whether the next line (or, going up, the previous one) still belongs to the table."""
+    gap = line.bbox[1] - other.bbox[3] if up else other.bbox[1] - line.bbox[3]
+    if gap > 1.2 * other.size:
+        return False
+    if _is_numeric_row(other):
+        return True
+    return len(other.text) <= 60 and not _is_prose(other, body_size, (0, 10_000))
+
+
+# ---------------------------------------------------------------------------------------------
+# Grid
+
+
+def _build_table(
+    page: PageLayout,
+    region: Region,
+    words: list[tuple],
+    vertical: list[Rule],
+    layout: DocumentLayout,
+) -> Table | None:
+    inside = [
+        w
+        for w in words
+        if region.x0 - 1 <= (w[0] + w[2]) / 2 <= region.x1 + 1
+        and region.y0 < (w[1] + w[3]) / 2 < region.y1
+    ]
+    fragments = _fragments(inside)
+    if len(fragments) < 2:
+        return None
+    rows = _rows(fragments)
+    columns = _columns(rows)
+    if len(rows) < 2 or len(columns) < 2:
+        return None
+    for row in rows:
+        numeric_row = any(parse_number(f.text)[0] is not None for f in row.fragments)
+        row.fragments = [
+            part for f in row.fragments for part in _split_across_columns(f, columns, numeric_row)
+        ]
+    cells = _cells(rows, columns, region, vertical)
+    header_rows = _ruled_header_rows(rows, region)
+    bbox = (region.x0, region.y0, region.x1, region.y1)
+    caption = region.caption
+    return finish_table(
+        cells,
+        ordinal=0,
+        page_number=page.number,
+        bbox=bbox,
+        label=caption.label if caption else None,
+        caption=caption.text if caption else None,
+        header_rows=header_rows,
+        seq=layout.seq_at(page.number, bbox),
+    )
+
+
+def _fragments(words: list[tuple]) -> list[Fragment]:
+    """Join words of one text line into cell fragments, splitting at wide gaps."""
+    by_line: dict[tuple[int, int], list[tuple]] = {}
+    for w in words:
+        if w[4] in _ACCENTS:
+            continue  # a hat or tilde drawn over the cell's text
+        by_line.setdefault((w[5], w[6]), []).append(w)
+    fragments: list[Fragment] = []
+    for line_words in by_line.values():
+        line_words.sort(key=lambda w: w[0])
+        current: list[tuple] = []
+        for w in line_words:
+            height = w[3] - w[1]
+            if current and (
+                w[0] - current[-1][2] > CELL_GAP_SHARE * height or _both_numbers(current[-1], w)
+            ):
+                fragments.append(_fragment(current))
+                current = []
+            current.append(w)
+        if current:
+            fragments.append(_fragment(current))
+    return _attach_symbols(fragments)
+
+
+def _both_numbers(left: tuple, right: tuple) -> bool:
+    """Two numbers side by side are two cells, however narrow the gap."""
+    return all(w[4] not in _STANDALONE and parse_number(w[4])[0] is not None for w in (left, right))
+
+
+def _one_word_per_column(words: list[tuple], columns: list[tuple[float, float]]) -> bool:
+    homes = []
+    for word in words:
+        centre = (word[0] + word[2]) / 2
+        inside = [
+            i
+            for i, (x0, x1) in enumerate(columns)
+            if x0 - 1 <= centre <= x1 + 1 and word[2] - word[0] <= x1 - x0 + 8
+        ]
+        if not inside:
+            return False
+        homes.append(inside[0])
+    return len(set(homes)) == len(homes)
+
+
+def _fragment(words: list[tuple]) -> Fragment:
+    return Fragment(
+        min(w[0] for w in words),
+        min(w[1] for w in words),
+        max(w[2] for w in words),
+        max(w[3] for w in words),
+        " ".join(w[4] for w in words),
+        list(words),
+    )
+
+
+def _attach_symbols(fragments: list[Fragment]) -> list[Fragment]:
+    """Glue a lone "$" to the number after it and a lone "%" or ")" to the number before it."""
+    fragments.sort(key=lambda f: (round(f.cy), f.x0))
+    out: list[Fragment] = []
+    pending: Fragment | None = None
+    for frag in fragments:
+        if pending and abs(pending.cy - frag.cy) < 0.5 * frag.height:
+            frag = _fragment([*pending.words, *frag.words])
+            pending = None
+        elif pending:
+            out.append(pending)
+            pending = None
+        if frag.text in ("$", "€", "£", "US$"):
+            pending = frag
+            continue
+        if frag.text in ("%", ")") and out and abs(out[-1].cy - frag.cy) < 0.5 * frag.height:
+            last = out[-1]
+            out[-1] = Fragment(
+                last.x0, last.y0, frag.x1, last.y1, last.text + frag.text, last.words + frag.words
+            )
+            continue
+        out.append(frag)
+    if pending:
+        out.append(pending)
+    return out
+
+
+def _rows(fragments: list[Fragment]) -> list[Row]:
+    """Group fragments by vertical centre; mark rows centred between their neighbours."""
+    fragments = sorted(fragments, key=lambda f: f.cy)
+    tolerance = 0.45 * median(f.height for f in fragments)
+    rows: list[Row] = []
+    for frag in fragments:
+        if rows and abs(rows[-1].cy - frag.cy) <= tolerance:
+            rows[-1].fragments.append(frag)
+        else:
+            rows.append(Row([frag]))
+    return _merge_centred_rows(rows)
+
+
+def _merge_centred_rows(rows: list[Row]) -> list[Row]:
+    """A label drawn between two rows ("Single" beside "DPR" and "BM25 + DPR") spans both."""
+    out: list[Row] = []
+    i = 0
+    while i < len(rows):
+        row = rows[i]
+        if out and i + 1 < len(rows) and _centred_between(row, out[-1], rows[i + 1]):
+            out[-1].fragments.extend(row.fragments)
+            out[-1].spans_next = True
+            for frag in row.fragments:
+                frag.y1 = max(frag.y1, rows[i + 1].y1)
+        else:
+            out.append(row)
+        i += 1
+    return out
+
+
+def _centred_between(row: Row, above: Row, below: Row) -> bool:
+    overlaps_above = above.y1 - row.y0
+    overlaps_below = row.y1 - below.y0
+    height = row.y1 - row.y0
+    return (
+        overlaps_above > 0.2 * height
+        and overlaps_below > 0.2 * height
+        and not _shares_columns(row, above)
+        and not _shares_columns(row, below)
+    )
+
+
+def _shares_columns(a: Row, b: Row) -> bool:
+    return any(min(f.x1, g.x1) - max(f.x0, g.x0) > 0 for f in a.fragments for g in b.fragments)
+
+
+def _columns(rows: list[Row]) -> list[tuple[float, float]]:
+    """Column extents: x ranges covered by the fragments of most of the fullest rows.
+
+    Counting coverage (rather than merging intervals) keeps one overlong cell, such as a label
+    run into its number, from fusing two columns.
+    """
+    most = max(len(row.fragments) for row in rows)
+    full_rows = [row for row in rows if len(row.fragments) >= max(2, 0.6 * most)]
+    if not full_rows:
+        return []
+    left = int(min(f.x0 for row in full_rows for f in row.fragments))
+    right = int(max(f.x1 for row in full_rows for f in row.fragments)) + 1
+    coverage = [0] * (right - left + 1)
+    for row in full_rows:
+        for f in row.fragments:
+            for x in range(int(f.x0) - left, int(f.x1) - left + 1):
+                coverage[x] += 1
+    # one overlong cell must not bridge a gap that every other row leaves open
+    needed = 1 if len(full_rows) < 3 else max(2, 0.2 * len(full_rows))
+    columns: list[tuple[float, float]] = []
+    start = None
+    for x, count in enumerate([*coverage, 0]):
+        if count >= needed and start is None:
+            start = x
+        elif count < needed and start is not None:
+            columns.append((start + left, x - 1 + left))
+            start = None
+    return _add_gap_columns(columns, full_rows)
+
+
+def _add_gap_columns(
+    columns: list[tuple[float, float]], full_rows: list[Row]
+) -> list[tuple[float, float]]:
+    """A full row's cell that falls between columns heads a column whose body is blank (e.g.
+    checkmarks drawn as graphics)."""
+    extra = [
+        (f.x0, f.x1)
+        for row in full_rows
+        for f in row.fragments
+        if all(min(x1, f.x1) - max(x0, f.x0) <= 0 for x0, x1 in columns)
+    ]
+    merged: list[tuple[float, float]] = []
+    for x0, x1 in sorted(extra):
+        if merged and x0 <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], x1))
+        else:
+            merged.append((x0, x1))
+    return sorted([*columns, *merged])
+
+
+def _split_across_columns(
+    frag: Fragment, columns: list[tuple[float, float]], numeric_row: bool
+) -> list[Fragment]:
+    """Split a fragment whose words sit in different columns (tight "CLS USR CITE REC")."""
+    first, last = _covered_columns(frag, columns)
+    if first == last or len(frag.words) < 2:
+        return [frag]
+    groups: dict[int, list[tuple]] = {}
+    for word in frag.words:
+        centre = (word[0] + word[2]) / 2
+        home = [i for i, (x0, x1) in enumerate(columns) if x0 - 1.5 <= centre <= x1 + 1.5]
+        if not home and not numeric_row:
+            return [frag]
+        groups.setdefault(home[0] if home else _column_at(centre, columns), []).append(word)
+    if len(groups) < 2:
+        return [frag]
+    if not numeric_row and not _one_word_per_column(frag.words, columns):
+        return [frag]  # a spanning header such as "Citation prediction" stays whole
+    return [_fragment(words) for _, words in sorted(groups.items())]
+
+
+@dataclass
+class GridContext:
+    """What placing one row's fragments needs to know about the whole table."""
+
+    rows: list[Row]
+    columns: list[tuple[float, float]]
+    region: Region
+    vertical: list[Rule]
+    first_data_col: int
+
+
+Spans = dict[int, tuple[int, list[Fragment]]]  # first column -> (last column, fragments)
+
+
+def _cells(
+    rows: list[Row], columns: list[tuple[float, float]], region: Region, vertical: list[Rule]
+) -> list[TableCell]:
+    ctx = GridContext(rows, columns, region, vertical, _first_numeric_column(rows, columns))
+    cells: list[TableCell] = []
+    parent: Spans = {}
+    labelled: set[int] = set()  # columns some header row above has text over
+    for r, row in enumerate(rows):
+        header_like = _is_header_like(row, rows, r)
+        spans = _place(row, columns, header_like)
+        if header_like and len(spans) < len(columns):
+            # the header row right above the data labels single columns: it only widens over
+            # columns no header row names (a "Train" over two unlabelled columns)
+            leaf = not (r + 1 < len(rows) and _is_header_like(rows[r + 1], rows, r + 1))
+            spans = _extend_spans(ctx, r, spans, parent, labelled if leaf else set())
+        if header_like:
+            labelled |= {i for c, (last, _) in spans.items() for i in range(c, last + 1)}
+        parent = spans if header_like else {}
+        for col, (last, frags) in spans.items():
+            cells.append(
+                TableCell(
+                    row=r,
+                    col=col,
+                    col_span=last - col + 1,
+                    row_span=2 if row.spans_next and _is_centred_label(frags, row) else 1,
+                    text=" ".join(f.text for f in frags),
+                    bbox=(
+                        min(f.x0 for f in frags),
+                        min(f.y0 for f in frags),
+                        max(f.x1 for f in frags),
+                        max(f.y1 for f in frags),
+                    ),
+                )
+            )
+    return _drop_covered(cells)
+
+
+def _place(row: Row, columns: list[tuple[float, float]], header_like: bool) -> Spans:
+    """Columns of each fragment: those it overlaps, or (header text) the one under its centre."""
+    spans: Spans = {}
+    for frag in sorted(row.fragments, key=lambda f: f.x0):
+        first, last = _covered_columns(frag, columns)
+        if header_like:
+            first = last = _column_at(frag.cx, columns)
+        if first in spans:
+            spans[first] = (max(last, spans[first][0]), [*spans[first][1], frag])
+        else:
+            spans[first] = (last, [frag])
+    return spans
+
+
+def _column_at(x: float, columns: list[tuple[float, float]]) -> int:
+    return min(
+        range(len(columns)),
+        key=lambda i: 0 if columns[i][0] <= x <= columns[i][1] else abs(sum(columns[i]) / 2 - x),
+    )
+
+
+def _is_centred_label(frags: list[Fragment], row: Row) -> bool:
+    return any(f.y1 > row.y1 - 0.5 and f.cy > row.cy + 1 for f in frags)
+
+
+def _drop_covered(cells: list[TableCell]) -> list[TableCell]:
+    """A row-spanning label hides what sits under it in the next row (nothing, normally)."""
+    covered = {
+        (c.row + 1, col)
+        for c in cells
+        if c.row_span > 1
+        for col in range(c.col, c.col + c.col_span)
+    }
+    return [c for c in cells if (c.row, c.col) not in covered]
+
+
+def _covered_columns(frag: Fragment, columns: list[tuple[float, float]]) -> tuple[int, int]:
+    hits = [i for i, (x0, x1) in enumerate(columns) if min(x1, frag.x1) - max(x0, frag.x0) > 0.5]
+    if hits:
+        return hits[0], hits[-1]
+    nearest = _column_at(frag.cx, columns)
+    return nearest, nearest
+
+
+def _first_numeric_column(rows: list[Row], columns: list[tuple[float, float]]) -> int:
+    for i, (x0, x1) in enumerate(columns):
+        texts = [f.text for row in rows for f in row.fragments if x0 <= f.cx <= x1]
+        if texts and sum(parse_number(t)[0] is not None for t in texts) * 2 >= len(texts):
+            return max(i, 1)
+    return 1
+
+
+def _extend_spans(
+    ctx: GridContext, r: int, spans: Spans, parent: Spans, labelled: set[int]
+) -> Spans:
+    """Widen header text over the data columns it heads (never past its parent's edge)."""
+    row = ctx.rows[r]
+    edges = {col for col in parent} | {last + 1 for last, _ in parent.values()}
+    for col in sorted(spans):
+        last, frags = spans[col]
+        if col < ctx.first_data_col:
+            continue
+        lo, hi = _span_from_rules(frags, ctx, r)
+        if lo is None:
+            lo, hi = _span_by_proximity(col, spans, ctx, row, edges, labelled)
+        spans[col] = (max(hi, last), frags)
+        if lo < col and all(c not in spans for c in range(lo, col)):
+            spans[lo] = spans.pop(col)
+    return dict(sorted(spans.items()))
+
+
+def _is_header_like(row: Row, rows: list[Row], r: int) -> bool:
+    """Sparse text rows above the numbers are where spanning headers live."""
+    texts = [f.text for f in row.fragments]
+    if any(parse_number(t)[0] is not None for t in texts if not re.fullmatch(r"(19|20)\d\d", t)):
+        return False
+    later = rows[r + 1 :]
+    return any(len(other.fragments) > len(row.fragments) for other in later[:3])
+
+
+def _span_from_rules(frags: list[Fragment], ctx: GridContext, r: int) -> tuple[int | None, int]:
+    """A cmidrule just under a header cell spans exactly the columns it covers."""
+    cx = sum(f.cx for f in frags) / len(frags)
+    bottom = max(f.y1 for f in frags)
+    next_top = ctx.rows[r + 1].y0 if r + 1 < len(ctx.rows) else bottom + 10
+    region = ctx.region
+    for rule in region.rules:
+        if not (bottom - 2 <= rule.y <= next_top + 2 and rule.x0 - 1 <= cx <= rule.x1 + 1):
+            continue
+        if rule.x1 - rule.x0 >= region.x1 - region.x0 - 4:
+            continue  # a full rule separates rows; it says nothing about spans
+        hits = [
+            i
+            for i, (x0, x1) in enumerate(ctx.columns)
+            if rule.x0 - 2 <= (x0 + x1) / 2 <= rule.x1 + 2
+        ]
+        if hits:
+            return hits[0], hits[-1]
+    return None, 0
+
+
+def _span_by_proximity(
+    col: int, spans: Spans, ctx: GridContext, row: Row, edges: set[int], labelled: set[int]
+) -> tuple[int, int]:
+    """Give each empty data column to the nearest header text, not across a rule or edge."""
+    owners = sorted(c for c in spans if c >= ctx.first_data_col)
+    centres = {c: sum(f.cx for f in spans[c][1]) / len(spans[c][1]) for c in owners}
+    claimed = {i for c, (last, _) in spans.items() if c != col for i in range(c, last + 1)}
+    claimed |= labelled
+    chosen = [col]
+    for step in (-1, 1):
+        i = col + step
+        while ctx.first_data_col <= i < len(ctx.columns) and i not in claimed:
+            if (i if step > 0 else i + 1) in edges:
+                break
+            centre = sum(ctx.columns[i]) / 2
+            nearest = min(owners, key=lambda c: abs(centres[c] - centre))
+            if nearest != col or _rule_between(ctx.vertical, centres[col], centre, row):
+                break
+            chosen.append(i)
+            i += step
+    return min(chosen), max(chosen)
+
+
+def _rule_between(vertical: list[Rule], xa: float, xb: float, row: Row) -> bool:
+    lo, hi = sorted((xa, xb))
+    return any(lo < v.x < hi and v.y0 <= row.cy <= v.y1 for v in vertical)
+
+
+def _ruled_header_rows(rows: list[Row], region: Region) -> int | None:
+    """Rows above the first full-width rule inside the table (booktabs midrule)."""
+    width = region.x1 - region.x0
+    inner = [
+        r.y
+        for r in region.rules
+        if r.x1 - r.x0 > 0.7 * width and region.y0 + 3 < r.y < region.y1 - 3
+    ]
+    if not inner:
+        return None
+    count = sum(1 for row in rows if row.cy < inner[0])
+    if 1 <= count <= 4 and count < len(rows):
+        return count
+    return None
