@@ -201,3 +201,32 @@ def test_uber_10k_tables_are_fast(corpus) -> None:
         seconds = time.perf_counter() - start
     assert seconds < 5.0
     assert all(t.label is None or t.label.startswith("Table") for t in tables)
+
+
+def test_caption_in_the_tables_own_block_is_found(corpus) -> None:
+    # CiteSee (ACM): PyMuPDF puts each table and its bold caption below it in one block
+    tables = _tables(corpus, "papers/2302.07302v1_citesee.pdf")
+    assert _labelled(tables) == ["Table 1", "Table 2"]
+    usage = tables[1]
+    assert usage.caption.startswith("Table 2: Usage statistics")
+    assert "Paper Opens" in [c.text for c in usage.cells]
+    assert not any(c.text.startswith("Table 2") for c in usage.cells)
+
+
+def test_framed_text_table_and_footnote_rule(corpus) -> None:
+    # LongEval Tables 10 and 11 are ruled boxes of guidelines: one-column tables
+    longeval = _tables(corpus, "papers/2023.eacl-main.121_longeval.pdf")
+    assert _labelled(longeval) == [f"Table {n}" for n in range(1, 12)]
+    guidelines = next(t for t in longeval if t.label == "Table 10")
+    assert guidelines.n_cols == 1 and guidelines.header_rows == 0
+    # Multi-LexSum Table 6 must stop at its bottom rule, not at the footnote rule far below
+    rubrics = next(
+        t for t in _tables(corpus, "papers/2206.10883v3_multilexsum.pdf") if t.label == "Table 6"
+    )
+    assert rubrics.bbox[3] < 300
+    assert "Always Include" in [c.text for c in rubrics.cells]
+
+
+def test_code_listings_are_not_tables(corpus) -> None:
+    # MuPDF Explored prints PDF objects ("/Pages 3 0 R") in a typewriter font
+    assert _tables(corpus, "long_docs/mupdf_explored.pdf") == []

@@ -33,6 +33,8 @@ MIN_NUMERIC_ROWS = 4
 CELL_GAP_SHARE = 0.55
 _ACCENTS = {"ˆ", "˜", "¨", "´", "`", "^", "~", "¯", "˙"}
 _STANDALONE = {"$", "€", "£", "%", ")", "US$"}
+# Font names of typewriter faces, which set code listings rather than tables.
+_MONOSPACE_FONTS = ("mono", "courier", "consolas", "menlo", "cmtt", "typewriter", "inconsolata")
 
 
 @dataclass(slots=True)
@@ -104,6 +106,10 @@ class Caption:
     line_index: int  # in page.lines
     text: str
     bbox: BBox
+    end_index: int = 0  # one past its last line in page.lines
+
+    def holds(self, line_index: int) -> bool:
+        return self.line_index <= line_index < self.end_index
 
 
 def extract_tables(layout: DocumentLayout) -> list[Table]:
@@ -129,7 +135,7 @@ def _captions(page: PageLayout, body_size: float) -> list[Caption]:
     captions: list[Caption] = []
     labels: set[str] = set()
     for i, line in enumerate(page.lines):
-        if line.furniture or not _starts_block(page.lines, i):
+        if line.furniture or not _starts_caption(page.lines, i):
             continue
         match = _CAPTION.match(line.text)
         if not match or not _caption_like(match, line, body_size):
@@ -138,19 +144,45 @@ def _captions(page: PageLayout, body_size: float) -> list[Caption]:
         if label in labels:
             continue
         labels.add(label)
-        block = [x for x in page.lines[i:] if x.block == line.block]
+        end = _caption_end(page.lines, i)
+        block = page.lines[i:end]
         bbox = (
             min(x.bbox[0] for x in block),
             line.bbox[1],
             max(x.bbox[2] for x in block),
             max(x.bbox[3] for x in block),
         )
-        captions.append(Caption(label, i, _caption_text(page.lines, i), bbox))
+        text = re.sub(r"(\w)- (\w)", r"\1\2", " ".join(x.text for x in block))
+        captions.append(Caption(label, i, text, bbox, end))
     return captions
 
 
 def _starts_block(lines: list[Line], i: int) -> bool:
     return i == 0 or lines[i - 1].block != lines[i].block
+
+
+def _starts_caption(lines: list[Line], i: int) -> bool:
+    """A caption opens a block, or follows table text that PyMuPDF put in the same block (a
+    change of size or weight tells them apart)."""
+    return _starts_block(lines, i) or _style_break(lines[i - 1], lines[i])
+
+
+def _style_break(before: Line, line: Line) -> bool:
+    return abs(before.size - line.size) > 0.5 or before.bold != line.bold
+
+
+def _caption_end(lines: list[Line], i: int) -> int:
+    """One past the caption's last line: the rest of its block, up to a change of size (table
+    text below a caption in the same block)."""
+    end = i + 1
+    while (
+        end < len(lines)
+        and lines[end].block == lines[i].block
+        and lines[end].page == lines[i].page
+        and abs(lines[end].size - lines[i].size) <= 0.5
+    ):
+        end += 1
+    return end
 
 
 def _caption_like(match: re.Match, line: Line, body_size: float) -> bool:
@@ -167,17 +199,6 @@ def _caption_like(match: re.Match, line: Line, body_size: float) -> bool:
     return smaller or line.bold
 
 
-def _caption_text(lines: list[Line], i: int) -> str:
-    """The caption's lines: the rest of its block."""
-    parts = [lines[i].text]
-    for line in lines[i + 1 :]:
-        if line.block != lines[i].block or line.page != lines[i].page:
-            break
-        parts.append(line.text)
-    text = " ".join(parts)
-    return re.sub(r"(\w)- (\w)", r"\1\2", text)
-
-
 def _looks_numeric(page: PageLayout) -> bool:
     """Several lines that read as table rows: a financial statement or other uncaptioned table."""
     count = 0
@@ -191,9 +212,16 @@ def _looks_numeric(page: PageLayout) -> bool:
 
 def _is_numeric_row(line: Line) -> bool:
     """A line holding at least two numbers, and mostly numbers ("Trips 5,025 6,368 27 %")."""
+    if _is_monospace(line.font):
+        return False  # code listings ("/Pages 3 0 R") read as numbers but are not tables
     tokens = [t for t in line.text.split() if t not in _STANDALONE]
     numbers = sum(parse_number(t)[0] is not None for t in tokens)
     return numbers >= 2 and numbers * 3 >= len(tokens)
+
+
+def _is_monospace(font: str) -> bool:
+    name = font.lower()
+    return any(key in name for key in _MONOSPACE_FONTS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -328,6 +356,8 @@ def _rule_chain(
             continue
         chain.append(rule)
         edge = rule.y
+    chain.sort(key=lambda r: r.y)
+    chain = _trim_narrow_ends(chain)
     if not chain:
         return None
     x0 = min(r.x0 for r in chain)
@@ -336,8 +366,19 @@ def _rule_chain(
     y1 = max(r.y for r in chain)
     if len(chain) == 1 or y1 - y0 < 8:
         return None
-    chain.sort(key=lambda r: r.y)
     return Region(x0, y0, x1, y1, chain, caption)
+
+
+def _trim_narrow_ends(chain: list[Rule]) -> list[Rule]:
+    """A table's top and bottom rules span it; a short rule past them (a footnote separator, a
+    plot's axis) lies outside, while short rules inside are cmidrules."""
+    widest = max((r.x1 - r.x0 for r in chain), default=0.0)
+    start, end = 0, len(chain)
+    while start < end and chain[start].x1 - chain[start].x0 < 0.6 * widest:
+        start += 1
+    while end > start and chain[end - 1].x1 - chain[end - 1].x0 < 0.6 * widest:
+        end -= 1
+    return chain[start:end]
 
 
 def _blocked(
@@ -350,14 +391,12 @@ def _blocked(
 ) -> bool:
     """Whether prose, a heading or another caption lies between two heights."""
     for i, line in enumerate(page.lines):
-        if i == caption.line_index or line.furniture:
+        if caption.holds(i) or line.furniture:
             continue
         mid = (line.bbox[1] + line.bbox[3]) / 2
         if not lo < mid < hi or min(line.bbox[2], column[1]) - max(line.bbox[0], column[0]) <= 0:
             continue
-        if line.block == page.lines[caption.line_index].block:
-            continue
-        if _OTHER_CAPTION.match(line.text) and _starts_block(page.lines, i):
+        if _OTHER_CAPTION.match(line.text) and _starts_caption(page.lines, i):
             return True
         if _is_prose(line, body_size, column):
             return True
@@ -404,12 +443,11 @@ def _line_count(region: Region, page: PageLayout) -> int:
 def _adjacent_lines(
     page: PageLayout, caption: Caption, body_size: float, column: tuple[float, float], step: int
 ) -> list[Line]:
-    caption_block = page.lines[caption.line_index].block
     candidates = [
         line
-        for line in page.lines
+        for i, line in enumerate(page.lines)
         if not line.furniture
-        and line.block != caption_block
+        and not caption.holds(i)
         and min(line.bbox[2], column[1]) - max(line.bbox[0], column[0]) > 0
         and (line.bbox[1] >= caption.bbox[3] - 1 if step > 0 else line.bbox[3] <= caption.bbox[1])
     ]
@@ -495,7 +533,9 @@ def _build_table(
         return None
     rows = _rows(fragments)
     columns = _columns(rows)
-    if len(rows) < 2 or len(columns) < 2:
+    if len(columns) < 2 and _is_framed_text(region, rows):
+        columns = [(region.x0, region.x1)]
+    elif len(rows) < 2 or len(columns) < 2:
         return None
     for row in rows:
         numeric_row = any(parse_number(f.text)[0] is not None for f in row.fragments)
@@ -503,7 +543,8 @@ def _build_table(
             part for f in row.fragments for part in _split_across_columns(f, columns, numeric_row)
         ]
     cells = _cells(rows, columns, region, vertical)
-    header_rows = _ruled_header_rows(rows, region)
+    # a box of text has no header row: its first line is text like the rest
+    header_rows = 0 if len(columns) == 1 else _ruled_header_rows(rows, region)
     bbox = (region.x0, region.y0, region.x1, region.y1)
     caption = region.caption
     return finish_table(
@@ -516,6 +557,12 @@ def _build_table(
         header_rows=header_rows,
         seq=layout.seq_at(page.number, bbox),
     )
+
+
+def _is_framed_text(region: Region, rows: list[Row]) -> bool:
+    """A captioned box of text between rules ("Table 10: Annotation guidelines"): a table of
+    one column, one cell per line."""
+    return region.caption is not None and len(region.rules) >= 2 and len(rows) >= 3
 
 
 def _fragments(words: list[tuple]) -> list[Fragment]:
