@@ -48,6 +48,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--index", dest="index_dir", help=index_help)
     p.add_argument("--prune", action="store_true", help="remove documents whose files are gone")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="sentence-transformers model (default: all-MiniLM-L6-v2, or $DOCSYM_MODEL)",
+    )
     p.set_defaults(run=_cmd_index)
 
     p = sub.add_parser("status", help="what the index holds")
@@ -59,6 +64,34 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--index", dest="index_dir", help=index_help)
     p.add_argument("--limit", type=int, default=50)
     p.set_defaults(run=_cmd_sql)
+
+    p = sub.add_parser("search", help="hybrid (or single-collection) search over the index")
+    p.add_argument("query")
+    p.add_argument("--index", dest="index_dir", help=index_help)
+    p.add_argument(
+        "--view",
+        action="append",
+        default=[],
+        metavar="TABLE.COLUMN",
+        help="search only these encodable views (repeatable); default: hybrid's views",
+    )
+    p.add_argument("--filter", default="", help="e.g. \"doc_id == 'abc' and page_number >= 3\"")
+    p.add_argument(
+        "--collection", default="hybrid", help="hybrid (default), bm25, or a dense collection"
+    )
+    p.add_argument("--limit", type=int, default=10)
+    p.set_defaults(run=_cmd_search)
+
+    p = sub.add_parser("eval", help="recall@k and MRR of gold pages for a QA set, per mode")
+    p.add_argument("qa", type=Path, help="JSON lines: id, file, question, pages")
+    p.add_argument("--index", dest="index_dir", help=index_help)
+    p.add_argument("--modes", default="bm25,minilm,hybrid,classic")
+    p.add_argument("--per-question", action="store_true", help="print each question's ranks")
+    p.set_defaults(run=_cmd_eval)
+
+    p = sub.add_parser("check", help="check the vector store matches the database")
+    p.add_argument("--index", dest="index_dir", help=index_help)
+    p.set_defaults(run=_cmd_check)
 
     p = sub.add_parser("schema", help="print the index schema with column descriptions")
     p.set_defaults(run=_cmd_schema)
@@ -83,7 +116,9 @@ def _cmd_index(args: argparse.Namespace) -> int:
     progress = _RichProgress(enabled=not args.quiet and err.is_terminal)
     try:
         with progress:
-            report = index_paths(args.paths, index_dir, prune=args.prune, progress=progress)
+            report = index_paths(
+                args.paths, index_dir, prune=args.prune, progress=progress, model_name=args.model
+            )
     except (FileNotFoundError, IndexLockedError) as exc:
         err.print(f"[red]error[/]: {exc}")
         return 2
@@ -193,6 +228,83 @@ def _cmd_sql(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_search(args: argparse.Namespace) -> int:
+    from tools.errors import ToolError
+    from tools.search import hybrid_search, vector_search
+
+    store = _store(args)
+    views = [tuple(v.split(".", 1)) for v in args.view if "." in v]
+    if len(views) != len(args.view):
+        err.print("[red]error[/]: --view takes TABLE.COLUMN, e.g. chunks.text")
+        return 2
+    try:
+        if args.collection == "hybrid":
+            result = hybrid_search(store, args.query, views or None, args.filter, args.limit)
+        else:
+            table_name, column_name = views[0] if len(views) == 1 else (None, None)
+            result = vector_search(
+                store, args.query, args.collection, table_name, column_name, args.filter, args.limit
+            )
+    except ToolError as exc:
+        err.print(f"[red]error[/]: {exc}")
+        return 2
+    table = Table(title=f"{result.mode}: {args.query}")
+    for name in ("#", "score", "view", "doc_id", "page", "text"):
+        table.add_column(name, overflow="fold")
+    for hit in result.hits:
+        table.add_row(
+            str(hit.rank),
+            f"{hit.score:.4f}",
+            f"{hit.table_name}.{hit.column_name}",
+            hit.doc_id,
+            str(hit.page_number or ""),
+            hit.text[:200],
+        )
+    out.print(table)
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from tools.evaluate import KS, evaluate, load_qa
+
+    items = load_qa(args.qa)
+    scores = evaluate(_store(args), items, args.modes.split(","))
+    if args.per_question:
+        per = Table(title="rank of the first gold page (- = not in top 10)")
+        per.add_column("question")
+        per.add_column("kind")
+        for score in scores:
+            per.add_column(score.mode, justify="right")
+        for item in items:
+            per.add_row(item.id, item.kind, *(str(s.ranks[item.id] or "-") for s in scores))
+        out.print(per)
+    summary = Table(title=f"{args.qa.name}: {len(items)} questions")
+    summary.add_column("mode")
+    for k in KS:
+        summary.add_column(f"recall@{k}", justify="right")
+    summary.add_column("MRR", justify="right")
+    for s in scores:
+        summary.add_row(s.mode, *(f"{s.recall[k]:.2f}" for k in KS), f"{s.mrr:.3f}")
+    out.print(summary)
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from storage.consistency import check
+
+    result = check(_store(args))
+    out.print(
+        f"{result.expected} encodable cells, {result.entries} entries; missing "
+        f"{result.missing_count}, orphans {result.orphan_count}; entries lacking per collection: "
+        f"{result.collections}"
+    )
+    for item in result.missing:
+        out.print(f"missing {item}")
+    for item in result.orphans:
+        out.print(f"orphan {item}")
+    return 0 if result.ok else 1
+
+
 def _cmd_schema(args: argparse.Namespace) -> int:
     from storage.schema import describe
 
@@ -211,6 +323,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from docsym.demo import run_demo
 
     return run_demo(Path(args.index_dir or ".docsym-demo"))
+
+
+def _store(args: argparse.Namespace):
+    from storage.store import Store
+
+    return Store(resolve_index_dir(args.index_dir))
 
 
 def _reader(args: argparse.Namespace):

@@ -127,7 +127,9 @@ def _pack(pieces: list[tuple[str, int, int]], target: int) -> list[ChunkText]:
     budget = target - SPECIAL_TOKENS
     used = 0
     for piece in pieces:
-        if current and used + piece[2] > budget:
+        # A chunk stays on one page (a sentence running over a page break ends it), so every
+        # chunk cites exactly one page.
+        if current and (used + piece[2] > budget or piece[1] != current[0][1]):
             chunks.append(_finish(current))
             current, used = [], 0
         current.append(piece)

@@ -10,10 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from indexer.discover import discover, doc_id_for, file_format, sha256_of
+from indexer.embedding import build_entries, embed_entries
 from indexer.errors import ParseError
 from indexer.model import ParsedDocument
 from indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
+from indexer.summaries import LlmSummariser, summarise_document, summariser_from_env
 from indexer.views import FileFacts, build_rows
+from storage.encoder import Encoder, get_encoder
+from storage.vectors import VectorStore
 from storage.writer import IndexWriter
 
 log = logging.getLogger(__name__)
@@ -61,31 +65,78 @@ class _Plan:
     is_update: bool
 
 
+class _Sinks:
+    """Where a document goes: the DuckDB writer and the vector store, kept in step."""
+
+    def __init__(self, writer: IndexWriter, vectors: VectorStore, encoder: Encoder) -> None:
+        self.writer = writer
+        self.vectors = vectors
+        self.encoder = encoder
+        self.llm: LlmSummariser | None = summariser_from_env()
+        self._collection_ready = False
+
+    def reconcile(self) -> set[str]:
+        """Drop vector entries of documents the database lacks (a killed run can leave them);
+        return the documents whose vectors are missing, so they get indexed again."""
+        in_db = {doc_id for doc_id, _ in self.writer.documents_by_path().values()}
+        self.vectors.remove_documents(self.vectors.doc_ids() - in_db)
+        return in_db - self.vectors.embedded_doc_ids(self.encoder.collection)
+
+    def write(self, rows: dict[str, list[dict]], replaces: list[str]) -> None:
+        entries = build_entries(rows)
+        matrix = embed_entries(entries, rows, self.encoder)
+        if not self._collection_ready:
+            self.vectors.ensure_collection(
+                self.encoder.collection, self.encoder.model_name, self.encoder.dim
+            )
+            self._collection_ready = True
+        doc_id = rows["documents"][0]["doc_id"]
+        # Vectors first: the database never has a document whose entries are missing.
+        self.vectors.replace_documents(
+            [doc_id, *replaces], entries, {self.encoder.collection: matrix}
+        )
+        self.writer.replace_document(rows, replaces)
+
+    def remove(self, doc_ids: list[str]) -> None:
+        self.writer.remove_documents(doc_ids)
+        self.vectors.remove_documents(doc_ids)
+
+
 def index_paths(
     paths: list[Path],
     index_dir: Path,
     *,
     prune: bool = False,
     progress: Progress | None = None,
+    model_name: str | None = None,
 ) -> IndexReport:
     started = time.perf_counter()
     progress = progress or Progress()
     report = IndexReport()
     files = discover(paths)
     with IndexWriter(index_dir, publish_every=PUBLISH_SECONDS) as writer:
-        plans = _plan(files, writer.documents_by_path(), report)
-        progress.start(len(plans))
-        for plan in plans:
-            progress.file_started(plan.path)
-            pages = _index_one(plan, writer, report)
-            progress.file_done(plan.path, pages)
-        if prune:
-            _prune(writer, report)
+        vectors = VectorStore(writer.paths.vectors)
+        try:
+            sinks = _Sinks(writer, vectors, get_encoder(model_name))
+            stale = sinks.reconcile()
+            plans = _plan(files, writer.documents_by_path(), stale, report)
+            progress.start(len(plans))
+            for plan in plans:
+                progress.file_started(plan.path)
+                pages = _index_one(plan, sinks, report)
+                progress.file_done(plan.path, pages)
+            if prune:
+                _prune(sinks, report)
+            vectors.checkpoint()
+        finally:
+            vectors.close()
     report.elapsed = time.perf_counter() - started
     return report
 
 
-def _plan(files: list[Path], known: dict[str, tuple[str, str]], report: IndexReport) -> list[_Plan]:
+def _plan(
+    files: list[Path], known: dict[str, tuple[str, str]], stale: set[str], report: IndexReport
+) -> list[_Plan]:
     plans: list[_Plan] = []
     known_ids = {doc_id: path for path, (doc_id, _) in known.items()}
     planned_ids: set[str] = set()
@@ -97,7 +148,7 @@ def _plan(files: list[Path], known: dict[str, tuple[str, str]], report: IndexRep
             continue
         doc_id = doc_id_for(sha)
         previous = known.get(str(path))
-        if previous and previous[1] == sha:
+        if previous and previous[1] == sha and doc_id not in stale:
             report.unchanged.append(str(path))
             continue
         twin = known_ids.get(doc_id)
@@ -115,7 +166,7 @@ def _plan(files: list[Path], known: dict[str, tuple[str, str]], report: IndexRep
     return plans
 
 
-def _index_one(plan: _Plan, writer: IndexWriter, report: IndexReport) -> int:
+def _index_one(plan: _Plan, sinks: _Sinks, report: IndexReport) -> int:
     path = str(plan.path)
     fmt = file_format(plan.path) or "pdf"  # explicitly named files are tried as PDF
     try:
@@ -128,7 +179,9 @@ def _index_one(plan: _Plan, writer: IndexWriter, report: IndexReport) -> int:
         report.failed.append((path, f"internal error: {type(exc).__name__}: {exc}"))
         return 0
     facts = FileFacts(plan.doc_id, plan.path, plan.sha256, plan.path.stat().st_size)
-    writer.replace_document(build_rows(facts, parsed), plan.replaces)
+    summaries = summarise_document(parsed, llm=sinks.llm)
+    report.warnings.extend((path, f"LLM summariser: {e}") for e in summaries.llm_errors)
+    sinks.write(build_rows(facts, parsed, summaries), plan.replaces)
     (report.updated if plan.is_update else report.added).append(path)
     if NO_TEXT_WARNING in parsed.warnings:
         report.no_text.append(path)
@@ -140,9 +193,8 @@ def _index_one(plan: _Plan, writer: IndexWriter, report: IndexReport) -> int:
     return len(parsed.pages)
 
 
-def _prune(writer: IndexWriter, report: IndexReport) -> None:
-    gone = [
-        (p, doc_id) for p, (doc_id, _) in writer.documents_by_path().items() if not Path(p).exists()
-    ]
-    writer.remove_documents([doc_id for _, doc_id in gone])
+def _prune(sinks: _Sinks, report: IndexReport) -> None:
+    known = sinks.writer.documents_by_path().items()
+    gone = [(p, doc_id) for p, (doc_id, _) in known if not Path(p).exists()]
+    sinks.remove([doc_id for _, doc_id in gone])
     report.removed.extend(p for p, _ in gone)

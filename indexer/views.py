@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from indexer.model import BBox, ParsedDocument
+from indexer.summaries import DocumentSummaries
 from indexer.table_model import table_to_html
 from indexer.tree import build_tree
 
@@ -31,11 +32,11 @@ def section_id(doc_id: str, ordinal: int) -> str:
     return f"{doc_id}-s{ordinal}"
 
 
-def build_rows(facts: FileFacts, parsed: ParsedDocument) -> Rows:
+def build_rows(facts: FileFacts, parsed: ParsedDocument, summaries: DocumentSummaries) -> Rows:
     doc_id = facts.doc_id
     locate = _SectionLocator(doc_id, parsed)
     rows: Rows = {
-        "documents": [_document_row(facts, parsed)],
+        "documents": [_document_row(facts, parsed, summaries.tldr)],
         "pages": [
             {
                 "page_id": f"{doc_id}-p{p.number}",
@@ -45,7 +46,7 @@ def build_rows(facts: FileFacts, parsed: ParsedDocument) -> Rows:
                 "height": p.height,
                 "text": p.text,
                 "has_text": p.has_text,
-                "summary": None,
+                "summary": summaries.pages.get(p.number),
             }
             for p in parsed.pages
         ],
@@ -59,7 +60,7 @@ def build_rows(facts: FileFacts, parsed: ParsedDocument) -> Rows:
                 "number": s.number,
                 "title": s.title,
                 "content": s.content,
-                "summary": None,
+                "summary": summaries.sections.get(s.ordinal),
                 "page_start": s.page_start,
                 "page_end": s.page_end,
                 "bbox": _box(s.bbox),
@@ -90,7 +91,7 @@ def build_rows(facts: FileFacts, parsed: ParsedDocument) -> Rows:
                 "bbox": _box(f.bbox),
                 "label": f.label,
                 "caption": f.caption,
-                "summary": None,
+                "summary": summaries.figures.get(f.ordinal),
             }
             for f in parsed.figures
         ],
@@ -122,12 +123,12 @@ def build_rows(facts: FileFacts, parsed: ParsedDocument) -> Rows:
             for r in parsed.references
         ],
     }
-    rows["tables"], rows["table_cells"] = _table_rows(doc_id, parsed, locate)
+    rows["tables"], rows["table_cells"] = _table_rows(doc_id, parsed, locate, summaries)
     rows["tree_nodes"] = build_tree(doc_id, parsed, rows)
     return rows
 
 
-def _document_row(facts: FileFacts, parsed: ParsedDocument) -> dict:
+def _document_row(facts: FileFacts, parsed: ParsedDocument, tldr: str | None) -> dict:
     meta = parsed.meta
     return {
         "doc_id": facts.doc_id,
@@ -145,12 +146,14 @@ def _document_row(facts: FileFacts, parsed: ParsedDocument) -> dict:
         "doi": meta.doi,
         "arxiv_id": meta.arxiv_id,
         "has_text": any(p.has_text for p in parsed.pages) or bool(parsed.chunks),
-        "tldr": None,
+        "tldr": tldr,
         "indexed_at": datetime.now(UTC).replace(tzinfo=None),
     }
 
 
-def _table_rows(doc_id: str, parsed: ParsedDocument, locate) -> tuple[list[dict], list[dict]]:
+def _table_rows(
+    doc_id: str, parsed: ParsedDocument, locate, summaries: DocumentSummaries
+) -> tuple[list[dict], list[dict]]:
     tables: list[dict] = []
     cells: list[dict] = []
     for t in parsed.tables:
@@ -170,7 +173,7 @@ def _table_rows(doc_id: str, parsed: ParsedDocument, locate) -> tuple[list[dict]
                 "n_cols": t.n_cols,
                 "header_rows": t.header_rows,
                 "header_cols": t.header_cols,
-                "summary": None,
+                "summary": summaries.tables.get(t.ordinal),
             }
         )
         cells.extend(

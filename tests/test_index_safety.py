@@ -22,7 +22,6 @@ PAPERS = [
     "papers/2004.04906v3_dpr.pdf",
     "papers/2203.00274v2_tableformer.pdf",
     "papers/jhydrol_2005_flow_duration_curves.pdf",
-    "long_docs/mupdf_explored.pdf",
     "papers/2302.07302v1_citesee.pdf",
 ]
 VOLATILE = {"indexed_at"}
@@ -68,33 +67,52 @@ def clean_snapshot(papers: list[Path], tmp_path_factory) -> dict[str, list[tuple
     return _snapshot(index)
 
 
-@pytest.mark.parametrize("kill_after", [0.8, 2.0, 3.2])
+def _wait_for_first_publish(index: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not (index / "index.duckdb").exists():
+        assert proc.poll() is None, "the indexer exited before publishing anything"
+        assert time.monotonic() < deadline, "no document was published in time"
+        time.sleep(0.05)
+
+
+# Kill before anything is written, right after the first document is published, and later on.
+@pytest.mark.parametrize("kill_after_publish", [None, 0.0, 1.5])
 def test_sigkill_then_rerun_equals_a_clean_run(
-    papers: list[Path], clean_snapshot, tmp_path: Path, kill_after: float
+    papers: list[Path], clean_snapshot, tmp_path: Path, kill_after_publish: float | None
 ) -> None:
     index = tmp_path / "index"
     proc = subprocess.Popen(
         _index_cmd(papers, index), env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    time.sleep(kill_after)
+    if kill_after_publish is None:
+        time.sleep(0.5)
+    else:
+        _wait_for_first_publish(index, proc)
+        time.sleep(kill_after_publish)
     assert proc.poll() is None, "the run finished before the kill: give it more work"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     if (index / "index.duckdb").exists():  # whatever was published is a valid index
-        partial = _snapshot(index)
-        docs = {row[0] for row in partial["documents"]}
-        for table, rows in partial.items():
-            if (
-                table != "documents"
-                and rows
-                and "doc_id" in [c.name for c in schema.table(table).columns]
-            ):
-                position = [
-                    c.name for c in schema.table(table).columns if c.name not in VOLATILE
-                ].index("doc_id")
-                assert {r[position] for r in rows} <= docs, f"orphan rows in {table}"
+        _assert_no_orphans(_snapshot(index))
     subprocess.run(_index_cmd(papers, index), env=_env(), check=True, capture_output=True)
     assert _snapshot(index) == clean_snapshot
+    check = subprocess.run(
+        [sys.executable, "-m", "docsym", "check", "--index", str(index)],
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stdout  # vectors match the database exactly
+
+
+def _assert_no_orphans(snapshot: dict[str, list[tuple]]) -> None:
+    docs = {row[0] for row in snapshot["documents"]}
+    for name, rows in snapshot.items():
+        columns = [c.name for c in schema.table(name).columns if c.name not in VOLATILE]
+        if name == "documents" or not rows or "doc_id" not in columns:
+            continue
+        position = columns.index("doc_id")
+        assert {r[position] for r in rows} <= docs, f"orphan rows in {name}"
 
 
 READER = r"""
@@ -103,9 +121,10 @@ from pathlib import Path
 from storage.reader import IndexReader
 from tools.sql import run_sql
 reader = IndexReader(Path(sys.argv[1]))
-deadline = time.monotonic() + float(sys.argv[2])
+expected = int(sys.argv[2])
+deadline = time.monotonic() + 180
 counts, errors = [], []
-while time.monotonic() < deadline:
+while time.monotonic() < deadline and (not counts or counts[-1] < expected):
     try:
         counts.append(run_sql(reader, "SELECT count(*) FROM documents").rows[0][0])
     except Exception as exc:
@@ -121,11 +140,13 @@ def test_reader_keeps_answering_while_indexing_and_sees_new_documents(
     index = tmp_path / "index"
     subprocess.run(_index_cmd(papers[:1], index), env=_env(), check=True, capture_output=True)
     reader = subprocess.Popen(
-        [sys.executable, "-c", READER, str(index), "12"], env=_env(), stdout=subprocess.PIPE
+        [sys.executable, "-c", READER, str(index), str(len(papers))],
+        env=_env(),
+        stdout=subprocess.PIPE,
     )
     time.sleep(1.0)
     subprocess.run(_index_cmd(papers, index), env=_env(), check=True, capture_output=True)
-    output, _ = reader.communicate(timeout=60)
+    output, _ = reader.communicate(timeout=200)
     seen = json.loads(output)
     assert seen["errors"] == []
     counts = seen["counts"]

@@ -1,0 +1,118 @@
+"""Turn a document's view rows into vector-store entries and embed them with one encoder pass.
+
+What is embedded, and how (the encoder is the slowest part of indexing, ~30 chunks/s here):
+- chunk text, titles, captions, summaries, equations and references are encoded directly, each
+  distinct text once; a text longer than the model's window is split into window-sized pieces
+  whose vectors are averaged, so nothing is cut off;
+- page text and section content are *pooled*: the mean of the vectors of the chunks on that page
+  or in that section (they hold the same words), which costs nothing extra. A page or section
+  without chunks (e.g. a page that is all table) is encoded from its first pieces.
+BM25 indexes every entry's full text regardless.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from indexer.chunking import TextUnit, chunk_units, count_tokens
+from storage.encoder import MAX_TOKENS, Encoder
+from storage.schema import encodable_columns, table
+from storage.vectors import Entry
+
+POOLED = {("pages", "text"), ("sections", "content")}
+MAX_PIECES_UNPOOLED = 3  # pieces encoded for a page/section with no chunks (BM25 has the rest)
+
+
+def build_entries(rows: dict[str, list[dict]]) -> list[Entry]:
+    """One entry per non-empty encodable cell, in schema order."""
+    entries: list[Entry] = []
+    for table_name, column_name in encodable_columns():
+        key = table(table_name).primary_key
+        for row in rows.get(table_name, []):
+            text = row.get(column_name)
+            if not text or not str(text).strip():
+                continue
+            page = row.get("page_number", row.get("page_start"))
+            entries.append(
+                Entry(table_name, column_name, row[key], row["doc_id"], page, str(text).strip())
+            )
+    return entries
+
+
+def embed_entries(
+    entries: list[Entry], rows: dict[str, list[dict]], encoder: Encoder
+) -> np.ndarray:
+    """A (len(entries), dim) matrix of L2-normalised vectors."""
+    direct = [i for i, e in enumerate(entries) if (e.table_name, e.column_name) not in POOLED]
+    vectors: dict[int, np.ndarray] = {}
+    for i, vector in zip(
+        direct, encode_texts([entries[i].text for i in direct], encoder), strict=True
+    ):
+        vectors[i] = vector
+    chunk_vectors = {
+        entries[i].primary_key: vectors[i]
+        for i in direct
+        if (entries[i].table_name, entries[i].column_name) == ("chunks", "text")
+    }
+    pools = _pools(rows, chunk_vectors)
+    missing = [i for i, e in enumerate(entries) if i not in vectors and not pools.get(_key(e))]
+    fallback = encode_texts(
+        [entries[i].text for i in missing], encoder, max_pieces=MAX_PIECES_UNPOOLED
+    )
+    vectors.update(zip(missing, fallback, strict=True))
+    for i, e in enumerate(entries):
+        if i not in vectors:
+            vectors[i] = _normalise(np.mean(pools[_key(e)], axis=0))
+    dim = encoder.dim
+    matrix = np.zeros((len(entries), dim), dtype=np.float32)
+    for i, vector in vectors.items():
+        matrix[i] = vector
+    return matrix
+
+
+def encode_texts(texts: list[str], encoder: Encoder, max_pieces: int | None = None) -> np.ndarray:
+    """Encode texts of any length: window-sized pieces, each distinct piece once, averaged."""
+    if not texts:
+        return np.zeros((0, encoder.dim), dtype=np.float32)
+    pieces_of: list[list[str]] = []
+    lengths = count_tokens(texts)
+    for text, n_tokens in zip(texts, lengths, strict=True):
+        if n_tokens <= MAX_TOKENS:
+            pieces_of.append([text])
+        else:
+            pieces = [c.text for c in chunk_units([TextUnit(text, 0)])]
+            pieces_of.append(pieces[:max_pieces] if max_pieces else pieces)
+    distinct = list(dict.fromkeys(p for pieces in pieces_of for p in pieces))
+    index = {p: n for n, p in enumerate(distinct)}
+    encoded = encoder.encode(distinct)
+    out = np.zeros((len(texts), encoded.shape[1]), dtype=np.float32)
+    for n, pieces in enumerate(pieces_of):
+        out[n] = _normalise(encoded[[index[p] for p in pieces]].mean(axis=0))
+    return out
+
+
+def _key(entry: Entry) -> tuple[str, str]:
+    return entry.table_name, entry.primary_key
+
+
+def _pools(rows: dict[str, list[dict]], chunk_vectors: dict[str, np.ndarray]) -> dict:
+    pools: dict[tuple[str, str], list[np.ndarray]] = defaultdict(list)
+    page_ids = {(r["doc_id"], r["page_number"]): r["page_id"] for r in rows.get("pages", [])}
+    for chunk in rows.get("chunks", []):
+        vector = chunk_vectors.get(chunk["chunk_id"])
+        if vector is None:
+            continue
+        if chunk["section_id"]:
+            pools[("sections", chunk["section_id"])].append(vector)
+        for page in range(chunk["page_number"], chunk["page_end"] + 1):
+            page_id = page_ids.get((chunk["doc_id"], page))
+            if page_id:
+                pools[("pages", page_id)].append(vector)
+    return pools
+
+
+def _normalise(vector: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(vector))
+    return (vector / norm).astype(np.float32) if norm > 0 else vector.astype(np.float32)

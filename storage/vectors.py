@@ -1,0 +1,200 @@
+"""The neural side of the index: ``vectors.sqlite`` with an FTS5 (BM25) collection and one
+sqlite-vec collection per embedding model.
+
+Every non-empty encodable cell of the DuckDB index (see ``storage.schema.encodable_columns``) is
+one *entry*, keyed by (table_name, column_name, primary_key) and carrying doc_id and page_number,
+so a hit always leads back to its row and a filter can narrow a search to rows found by SQL.
+Collections share the entry ids: the FTS5 rowid and the vec0 rowid are ``entries.id``.
+
+SQLite's WAL mode lets the server read while an indexer writes; each document's entries are
+replaced in one transaction, written before the document's DuckDB rows (so the vector side never
+lacks what the database has) and reconciled with the database at the start of each run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import apsw
+import numpy as np
+import sqlite_vec
+
+BM25 = "bm25"
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Entry:
+    table_name: str
+    column_name: str
+    primary_key: str
+    doc_id: str
+    page_number: int | None
+    text: str
+
+
+def connect(path: Path, *, readonly: bool = False) -> apsw.Connection:
+    """An apsw connection with sqlite-vec loaded (the stdlib sqlite3 here cannot load it)."""
+    flags = (
+        apsw.SQLITE_OPEN_READONLY
+        if readonly
+        else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    )
+    con = apsw.Connection(str(path), flags=flags)
+    con.enable_load_extension(True)
+    con.load_extension(sqlite_vec.loadable_path())
+    con.enable_load_extension(False)
+    con.set_busy_timeout(10_000)
+    return con
+
+
+def collection_name(model_name: str) -> str:
+    """Collection named after the model: 'all-MiniLM-L6-v2' -> 'minilm'."""
+    base = Path(model_name.rstrip("/")).name.lower()
+    if "minilm-l6" in base:
+        return "minilm"
+    return re.sub(r"[^a-z0-9]+", "_", base).strip("_") or "dense"
+
+
+def vec_table(collection: str) -> str:
+    if not re.fullmatch(r"[a-z0-9_]+", collection):
+        raise ValueError(f"bad collection name {collection!r}")
+    return f"vec_{collection}"
+
+
+class VectorStore:
+    """Read and write ``vectors.sqlite``. One instance per connection; not thread-safe."""
+
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self.path = path
+        self.readonly = readonly
+        self.con = connect(path, readonly=readonly)
+        if not readonly:
+            self.con.execute("PRAGMA journal_mode=WAL")
+            self.con.execute("PRAGMA synchronous=NORMAL")
+            self._create()
+
+    def close(self) -> None:
+        self.con.close()
+
+    # -- schema ------------------------------------------------------------------------------
+    def _create(self) -> None:
+        self.con.execute(
+            """
+            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+            CREATE TABLE IF NOT EXISTS collections (
+                name TEXT PRIMARY KEY, kind TEXT NOT NULL, model TEXT, dim INTEGER);
+            CREATE TABLE IF NOT EXISTS entries (
+                id INTEGER PRIMARY KEY,
+                table_name TEXT NOT NULL, column_name TEXT NOT NULL, primary_key TEXT NOT NULL,
+                doc_id TEXT NOT NULL, page_number INTEGER, text TEXT NOT NULL,
+                UNIQUE (table_name, column_name, primary_key));
+            CREATE INDEX IF NOT EXISTS entries_doc ON entries (doc_id);
+            CREATE INDEX IF NOT EXISTS entries_view ON entries (table_name, column_name);
+            CREATE TABLE IF NOT EXISTS embedded_docs (
+                doc_id TEXT NOT NULL, collection TEXT NOT NULL, entries INTEGER NOT NULL,
+                PRIMARY KEY (doc_id, collection));
+            CREATE VIRTUAL TABLE IF NOT EXISTS bm25 USING fts5(
+                text, content='', contentless_delete=1, tokenize='porter unicode61');
+            INSERT OR IGNORE INTO collections VALUES ('bm25', 'fts5', NULL, NULL);
+            """
+        )
+        self.con.execute(
+            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+        )
+
+    def ensure_collection(self, name: str, model: str, dim: int) -> None:
+        found = self.con.execute(
+            "SELECT model, dim FROM collections WHERE name = ?", (name,)
+        ).fetchone()
+        if found and (found[0], found[1]) != (model, dim):
+            raise ValueError(
+                f"collection {name!r} holds {found[0]} ({found[1]}-d) vectors, not {model}"
+            )
+        self.con.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {vec_table(name)} USING vec0("
+            f"embedding float[{dim}] distance_metric=cosine)"
+        )
+        self.con.execute(
+            "INSERT OR IGNORE INTO collections VALUES (?, 'vec0', ?, ?)", (name, model, dim)
+        )
+
+    def collections(self) -> list[tuple[str, str, str | None, int | None]]:
+        return list(
+            self.con.execute("SELECT name, kind, model, dim FROM collections ORDER BY name")
+        )
+
+    def dense_collections(self) -> list[str]:
+        return [name for name, kind, _, _ in self.collections() if kind == "vec0"]
+
+    # -- writes ------------------------------------------------------------------------------
+    def replace_documents(
+        self,
+        doc_ids: Iterable[str],
+        entries: Sequence[Entry],
+        vectors: dict[str, np.ndarray],
+    ) -> None:
+        """Delete every entry of ``doc_ids``, then insert ``entries`` with their vectors
+        (``vectors[collection][i]`` belongs to ``entries[i]``), in one transaction."""
+        with self.con:
+            for doc_id in set(doc_ids):
+                self._delete_doc(doc_id)
+            ids = []
+            for e in entries:
+                (entry_id,) = self.con.execute(
+                    "INSERT INTO entries (table_name, column_name, primary_key, doc_id, "
+                    "page_number, text) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                    (e.table_name, e.column_name, e.primary_key, e.doc_id, e.page_number, e.text),
+                ).fetchone()
+                ids.append(entry_id)
+            self.con.executemany(
+                "INSERT INTO bm25 (rowid, text) VALUES (?, ?)",
+                [(i, e.text) for i, e in zip(ids, entries, strict=True)],
+            )
+            for collection, matrix in vectors.items():
+                table = vec_table(collection)
+                matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+                self.con.executemany(
+                    f"INSERT INTO {table} (rowid, embedding) VALUES (?, ?)",
+                    [(i, matrix[n].tobytes()) for n, i in enumerate(ids)],
+                )
+            for doc_id in {e.doc_id for e in entries} | set(doc_ids):
+                for collection in vectors:
+                    count = sum(1 for e in entries if e.doc_id == doc_id)
+                    self.con.execute(
+                        "INSERT OR REPLACE INTO embedded_docs VALUES (?, ?, ?)",
+                        (doc_id, collection, count),
+                    )
+
+    def remove_documents(self, doc_ids: Iterable[str]) -> None:
+        with self.con:
+            for doc_id in set(doc_ids):
+                self._delete_doc(doc_id)
+
+    def _delete_doc(self, doc_id: str) -> None:
+        ids = [
+            (r[0],) for r in self.con.execute("SELECT id FROM entries WHERE doc_id = ?", (doc_id,))
+        ]
+        if not ids:
+            return
+        self.con.executemany("DELETE FROM bm25 WHERE rowid = ?", ids)
+        for name in self.dense_collections():
+            self.con.executemany(f"DELETE FROM {vec_table(name)} WHERE rowid = ?", ids)
+        self.con.execute("DELETE FROM entries WHERE doc_id = ?", (doc_id,))
+
+    def embedded_doc_ids(self, collection: str) -> set[str]:
+        """Documents whose entries are complete in ``collection``."""
+        rows = self.con.execute(
+            "SELECT doc_id FROM embedded_docs WHERE collection = ?", (collection,)
+        )
+        return {r[0] for r in rows}
+
+    def doc_ids(self) -> set[str]:
+        rows = self.con.execute("SELECT doc_id FROM entries UNION SELECT doc_id FROM embedded_docs")
+        return {r[0] for r in rows}
+
+    def checkpoint(self) -> None:
+        self.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")

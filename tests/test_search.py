@@ -1,0 +1,134 @@
+"""Vector, BM25 and hybrid search on real corpus documents; filters; index/vector consistency."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from indexer.pipeline import index_paths
+from storage.consistency import check
+from storage.store import Store
+from tests import pdf_factory
+from tests.conftest import REPO, doc_id_of
+from tools.errors import ToolError
+from tools.filters import FilterError
+from tools.search import hybrid_search, vector_search
+
+DPR = "2004.04906v3_dpr.pdf"
+
+
+@pytest.fixture(scope="module")
+def store(corpus_index):
+    index_dir, _ = corpus_index
+    s = Store(index_dir)
+    yield s
+    s.close()
+
+
+def test_bm25_finds_the_dpr_encoder_passage(store: Store, corpus_db) -> None:
+    dpr = doc_id_of(corpus_db, DPR)
+    result = vector_search(
+        store,
+        "BERT base uncased question encoder passage encoder",
+        "bm25",
+        "chunks",
+        "text",
+        filter=f"doc_id == '{dpr}'",
+        limit=5,
+    )
+    assert result.hits and all(h.doc_id == dpr for h in result.hits)
+    assert all(h.table_name == "chunks" and h.column_name == "text" for h in result.hits)
+    assert any("BERT" in h.text for h in result.hits)
+
+
+def test_dense_search_with_page_filter_and_bboxes(store: Store, corpus_db) -> None:
+    dpr = doc_id_of(corpus_db, DPR)
+    result = vector_search(
+        store,
+        "retrieval accuracy on open-domain QA datasets",
+        "minilm",
+        "tables",
+        "caption",
+        filter=f"doc_id == '{dpr}' and page_number >= 5",
+    )
+    assert result.hits
+    for hit in result.hits:
+        assert hit.doc_id == dpr and hit.page_number >= 5
+        assert hit.bbox is not None and len(hit.bbox) == 4  # tables have a box to cite
+    scores = [h.score for h in result.hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_primary_key_filter_narrows_to_rows_found_by_sql(store: Store, corpus_db) -> None:
+    keys = [
+        r[0]
+        for r in corpus_db.execute(
+            "SELECT section_id FROM sections s JOIN documents d USING (doc_id) "
+            "WHERE d.file_name = ? ORDER BY ordinal LIMIT 3",
+            [DPR],
+        ).fetchall()
+    ]
+    quoted = ", ".join(f"'{k}'" for k in keys)
+    result = vector_search(
+        store,
+        "introduction",
+        "minilm",
+        "sections",
+        "title",
+        filter=f"primary_key in [{quoted}]",
+        limit=10,
+    )
+    assert {h.primary_key for h in result.hits} == set(keys)
+
+
+def test_hybrid_hits_are_unique_rows_with_provenance(store: Store) -> None:
+    result = hybrid_search(store, "Which pretrained model initialises the DPR encoders?", limit=10)
+    rows = [(h.table_name, h.primary_key) for h in result.hits]
+    assert len(rows) == len(set(rows)) == 10
+    for hit in result.hits:
+        assert hit.doc_id and hit.sources and len(hit.text) <= 702
+
+
+def test_bad_arguments_get_actionable_errors(store: Store) -> None:
+    with pytest.raises(FilterError, match="position"):
+        vector_search(store, "x", "bm25", filter="doc_id == ")
+    with pytest.raises(ToolError, match="unknown collection"):
+        vector_search(store, "x", "nope")
+    with pytest.raises(ToolError, match="no encodable view"):
+        vector_search(store, "x", "bm25", "tables", "html")
+    with pytest.raises(ToolError, match="limit"):
+        hybrid_search(store, "x", limit=0)
+
+
+def test_vectors_stay_in_step_with_the_database(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    pdf_factory.text_pdf(folder / "a.pdf", marker="alpha")
+    pdf_factory.text_pdf(folder / "b.pdf", marker="beta")
+    index = tmp_path / "index"
+    index_paths([folder], index)
+    pdf_factory.text_pdf(folder / "a.pdf", marker="gamma")  # changed
+    (folder / "b.pdf").unlink()  # gone
+    index_paths([folder], index, prune=True)
+    store = Store(index)
+    try:
+        result = check(store)
+        assert result.ok, result
+        assert result.entries == result.expected > 0
+        hits = vector_search(store, "gamma", "bm25", limit=50).hits
+        assert hits and all("beta" not in h.text for h in hits)
+        assert not vector_search(store, "beta", "bm25", limit=50).hits
+    finally:
+        store.close()
+
+
+def test_importing_and_starting_commands_does_not_import_torch() -> None:
+    code = (
+        "import sys, docsym.cli, tools.search, storage.store, mcp_server.server, indexer.pipeline;"
+        "from docsym.cli import main; main(['schema']);"
+        "assert 'torch' not in sys.modules and 'sentence_transformers' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True)

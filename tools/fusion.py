@@ -1,0 +1,136 @@
+"""How hybrid_search turns BM25 and dense candidates into one ranking of rows.
+
+Summing reciprocal ranks of BM25 and MiniLM does worse than BM25 alone on this kind of corpus (the
+dense model is weak on factoid questions), so fusion re-ranks the union of candidates with what
+the index knows about each one:
+
+- ``sparse``: its BM25 score, relative to the best candidate;
+- ``dense``: its cosine similarity to the question;
+- ``window``: how much of the question's discriminative vocabulary appears close together in it
+  (the best two-sentence window), with term weights computed over the candidate set, so a word
+  that every candidate shares (the company's name in its own 10-K) counts for little;
+- ``phrase``: the share of the question's adjacent word pairs ("gross bookings") found adjacent;
+- ``document``: how strongly the candidates of its document as a whole match, so one stray hit
+  in an unrelated document does not outrank a document that matches throughout.
+
+The weights are few and fixed (see WEIGHTS). The window feature carries the most weight: on the
+dev set, BM25 finds the right document but often the wrong passage of it, and what separates the
+passage that answers is the question's rarer words appearing together. ``docsym eval`` reports
+what the weights achieve; page-level score sharing and sentence-level MiniLM re-scoring were
+measured too and made the ranking worse.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+
+from indexer.chunking import split_sentences
+from storage.store import EntryRow, Store
+
+WEIGHTS = {"sparse": 0.25, "dense": 0.15, "window": 0.5, "phrase": 0.1, "document": 0.1}
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
+STOPWORDS = frozenset(
+    """a about above after again all am an and any are as at be been before being below between
+    both but by can could did do does doing down during each few for from further had has have
+    having he her here hers him his how i if in into is it its itself just me more most my no nor
+    not now of off on once only or other our out over own same she should so some such than that
+    the their them then there these they this those through to too under until up very was we
+    were what when where which while who whom why will with would you your many much""".split()  # noqa: SIM905
+)
+
+
+def fuse(
+    query: str,
+    sparse: list[tuple[int, float]],
+    dense: list[tuple[int, float]],
+    entries: dict[int, EntryRow],
+    store: Store | None = None,
+) -> list[tuple[int, float, list[str]]]:
+    """[(entry id, score, collections that found it)] best first, one entry per row."""
+    sources: dict[int, list[str]] = defaultdict(list)
+    features: dict[int, dict[str, float]] = defaultdict(lambda: dict.fromkeys(WEIGHTS, 0.0))
+    top_sparse = max((s for _, s in sparse), default=1.0) or 1.0
+    for entry_id, score in sparse:
+        features[entry_id]["sparse"] = max(score, 0.0) / top_sparse
+        sources[entry_id].append("bm25")
+    for entry_id, similarity in dense:
+        features[entry_id]["dense"] = max(similarity, 0.0)
+        sources[entry_id].append("dense")
+    terms = query_terms(query)
+    weights = _term_weights(terms, [entries[i].text for i in features])
+    pairs = list(zip(terms, terms[1:], strict=False))
+    for entry_id, f in features.items():
+        text = entries[entry_id].text
+        f["window"] = window_coverage(text, weights)
+        f["phrase"] = phrase_coverage(text, pairs)
+    _document_scores(features, entries)
+    scores = {i: sum(WEIGHTS[k] * v for k, v in f.items()) for i, f in features.items()}
+    best_per_row: dict[tuple[str, str], int] = {}
+    for entry_id, score in scores.items():
+        key = (entries[entry_id].table_name, entries[entry_id].primary_key)
+        if key not in best_per_row or score > scores[best_per_row[key]]:
+            best_per_row[key] = entry_id
+    ranked = sorted(best_per_row.values(), key=lambda i: (-scores[i], i))
+    return [(i, scores[i], sources[i]) for i in ranked]
+
+
+def tokens(text: str) -> list[str]:
+    return [_stem(t) for t in _TOKEN.findall(text.lower())]
+
+
+def query_terms(query: str) -> list[str]:
+    words = [w for w in _TOKEN.findall(query.lower()) if w not in STOPWORDS]
+    return list(dict.fromkeys(_stem(w) for w in words))
+
+
+def _stem(word: str) -> str:
+    """A light, symmetric suffix stripper: enough to match 'encoders'/'encoder', 'tasks'/'task'."""
+    for suffix in ("'s", "ies", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def _term_weights(terms: list[str], texts: list[str]) -> dict[str, float]:
+    """IDF of each query term over the candidate texts (terms absent from all get no weight)."""
+    n = len(texts)
+    df: Counter = Counter()
+    for text in texts:
+        df.update(set(tokens(text)) & set(terms))
+    return {t: math.log(1 + n / df[t]) for t in terms if df[t]}
+
+
+def window_coverage(text: str, weights: dict[str, float]) -> float:
+    """Share of the query's term weight found within the best window of two sentences."""
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    sentences = [set(tokens(s)) for s in split_sentences(text)] or [set()]
+    best = 0.0
+    for i in range(len(sentences)):
+        window = sentences[i] | (sentences[i + 1] if i + 1 < len(sentences) else set())
+        best = max(best, sum(w for t, w in weights.items() if t in window))
+    return best / total
+
+
+def phrase_coverage(text: str, pairs: list[tuple[str, str]]) -> float:
+    """Share of the question's adjacent term pairs ("field deployment") found adjacent here."""
+    if not pairs:
+        return 0.0
+    words = [w for w in tokens(text) if w not in STOPWORDS]
+    adjacent = set(zip(words, words[1:], strict=False))
+    return sum(1 for p in pairs if p in adjacent) / len(pairs)
+
+
+def _document_scores(features: dict[int, dict[str, float]], entries: dict[int, EntryRow]) -> None:
+    """Each candidate's document strength: the mean of its document's three best candidates."""
+    per_doc: dict[str, list[float]] = defaultdict(list)
+    for entry_id, f in features.items():
+        per_doc[entries[entry_id].doc_id].append(f["sparse"] + f["window"])
+    strength = {d: sum(sorted(v, reverse=True)[:3]) / 3 for d, v in per_doc.items()}
+    top = max(strength.values(), default=1.0) or 1.0
+    for entry_id, f in features.items():
+        f["document"] = strength[entries[entry_id].doc_id] / top

@@ -1,0 +1,175 @@
+"""``vector_search`` and ``hybrid_search``: retrieval over the vector store, results tied to rows.
+
+Every hit carries table/column/primary key (the row in DuckDB), doc_id, page_number and, where the
+row has one, its bounding box, so a client can cite it or view it.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from storage.schema import encodable_columns, table
+from storage.store import EntryRow, Store
+from tools.errors import ToolError
+from tools.filters import parse_filter
+from tools.fusion import fuse
+
+MAX_LIMIT = 100
+HIT_TEXT_CHARS = 700  # a hit's text is trimmed; fetch the row with run_sql for all of it
+CANDIDATES = 100
+
+# The views hybrid_search reads when none are given (see docs/ARCHITECTURE.md for why).
+DEFAULT_VIEWS: tuple[tuple[str, str], ...] = (
+    ("chunks", "text"),
+    ("pages", "text"),
+    ("sections", "title"),
+    ("tables", "caption"),
+    ("tables", "summary"),
+    ("images", "caption"),
+    ("documents", "title"),
+)
+
+
+class SearchHit(BaseModel):
+    rank: int
+    score: float
+    table_name: str
+    column_name: str
+    primary_key: str
+    doc_id: str
+    page_number: int | None
+    bbox: list[float] | None = Field(default=None, description="[x0, y0, x1, y1] PDF points")
+    text: str
+    sources: list[str] = Field(default_factory=list, description="collections that found it")
+
+
+class SearchResult(BaseModel):
+    query: str
+    mode: str
+    hits: list[SearchHit]
+    note: str | None = None
+
+
+def vector_search(
+    store: Store,
+    query: str,
+    collection: str = "minilm",
+    table_name: str | None = None,
+    column_name: str | None = None,
+    filter: str = "",
+    limit: int = 10,
+) -> SearchResult:
+    _check_query(query, limit)
+    views = _views(table_name, column_name)
+    where, params = _where(views, filter)
+    collections = store.collections()
+    if collection not in collections:
+        raise ToolError(
+            f"unknown collection {collection!r}; collections are: {', '.join(sorted(collections))}"
+        )
+    if collections[collection][0] == "fts5":
+        found = store.fts(query, where, params, limit)
+    else:
+        vector = store.encoder_for(collection).encode([query])[0]
+        found = store.dense(collection, vector, where, params, limit)
+    entries = store.entries([i for i, _ in found])
+    hits = [_hit(n, score, entries[i], [collection]) for n, (i, score) in enumerate(found, 1)]
+    return SearchResult(query=query, mode=collection, hits=_with_bboxes(store, hits))
+
+
+def hybrid_search(
+    store: Store,
+    query: str,
+    views: list[tuple[str, str]] | None = None,
+    filter: str = "",
+    limit: int = 10,
+    dense_collection: str = "minilm",
+) -> SearchResult:
+    """BM25 and dense candidates over the chosen views, fused and re-ranked (tools.fusion)."""
+    _check_query(query, limit)
+    chosen = list(views) if views else list(DEFAULT_VIEWS)
+    for t, c in chosen:
+        _views(t, c)
+    where, params = _where(chosen, filter)
+    sparse = store.fts(query, where, params, CANDIDATES)
+    dense: list[tuple[int, float]] = []
+    if dense_collection in store.collections():
+        vector = store.encoder_for(dense_collection).encode([query])[0]
+        dense = store.dense(dense_collection, vector, where, params, CANDIDATES)
+    entries = store.entries(list({i for i, _ in sparse} | {i for i, _ in dense}))
+    ranked = fuse(query, sparse, dense, entries, store)
+    hits = [
+        _hit(n, score, entries[i], sources)
+        for n, (i, score, sources) in enumerate(ranked[:limit], 1)
+    ]
+    return SearchResult(query=query, mode="hybrid", hits=_with_bboxes(store, hits))
+
+
+def _check_query(query: str, limit: int) -> None:
+    if not query or not query.strip():
+        raise ToolError("query is empty: give the words or question to search for")
+    if len(query) > 2000:
+        raise ToolError(f"query is {len(query)} characters; keep it under 2000")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ToolError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+
+
+def _views(table_name: str | None, column_name: str | None) -> list[tuple[str, str]]:
+    allowed = encodable_columns()
+    if table_name is None and column_name is None:
+        return allowed
+    chosen = [
+        (t, c)
+        for t, c in allowed
+        if (table_name is None or t == table_name) and (column_name is None or c == column_name)
+    ]
+    if not chosen:
+        listing = ", ".join(f"{t}.{c}" for t, c in allowed)
+        raise ToolError(
+            f"no encodable view {table_name or '*'}.{column_name or '*'}; the views are: {listing}"
+        )
+    return chosen
+
+
+def _where(views: list[tuple[str, str]], filter_text: str) -> tuple[str, list]:
+    view_sql = " OR ".join("(e.table_name = ? AND e.column_name = ?)" for _ in views)
+    params: list = [v for pair in views for v in pair]
+    condition, filter_params = parse_filter(filter_text).compile("e")
+    return f"({view_sql}) AND ({condition})", params + filter_params
+
+
+def _hit(rank: int, score: float, entry: EntryRow, sources: list[str]) -> SearchHit:
+    text = entry.text
+    if len(text) > HIT_TEXT_CHARS:
+        text = text[:HIT_TEXT_CHARS].rsplit(" ", 1)[0] + " …"
+    return SearchHit(
+        rank=rank,
+        score=round(score, 6),
+        table_name=entry.table_name,
+        column_name=entry.column_name,
+        primary_key=entry.primary_key,
+        doc_id=entry.doc_id,
+        page_number=entry.page_number,
+        text=text,
+        sources=sources,
+    )
+
+
+def _with_bboxes(store: Store, hits: list[SearchHit]) -> list[SearchHit]:
+    """Fill bbox from the hit's row, for views whose rows have one."""
+    by_table: dict[str, list[SearchHit]] = {}
+    for hit in hits:
+        if any(c.name == "bbox" for c in table(hit.table_name).columns):
+            by_table.setdefault(hit.table_name, []).append(hit)
+    con = store.sql()
+    for name, group in by_table.items():
+        key = table(name).primary_key
+        marks = ", ".join("?" * len(group))
+        rows = con.execute(
+            f"SELECT {key}, bbox FROM {name} WHERE {key} IN ({marks})",
+            [h.primary_key for h in group],
+        ).fetchall()
+        boxes = dict(rows)
+        for hit in group:
+            hit.bbox = boxes.get(hit.primary_key)
+    return hits
