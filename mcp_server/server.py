@@ -17,10 +17,13 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from storage import schema
-from storage.reader import IndexNotFoundError, IndexReader
-from tools import documents
+from storage.encoder import get_encoder
+from storage.reader import IndexNotFoundError
+from storage.store import Store
+from tools import documents, search
 from tools import sql as sql_tool
 from tools.errors import ToolError
+from tools.filters import OPERATORS_HELP
 from tools.results import TableResult
 
 log = logging.getLogger("docsym.mcp")
@@ -36,8 +39,10 @@ INSTRUCTIONS = (
 
 
 def build_server(index_dir: Path) -> MCPServer:
-    reader = IndexReader(index_dir)
+    store = Store(index_dir)
+    reader = store.reader
     server = MCPServer(name="docsym", instructions=INSTRUCTIONS)
+    get_encoder().warm_up()  # the first search should not wait for the model
 
     @server.tool(
         name="run_sql",
@@ -72,6 +77,49 @@ def build_server(index_dir: Path) -> MCPServer:
     ) -> CallToolResult:
         return _table(lambda: documents.list_documents(reader, limit=limit, offset=offset))
 
+    @server.tool(
+        name="vector_search",
+        annotations=READ_ONLY,
+        description=(
+            "Search ONE collection of the vector store: 'bm25' (keywords, FTS5) or 'minilm' "
+            "(semantic, all-MiniLM-L6-v2), optionally only one encodable view (table_name + "
+            "column_name, e.g. chunks.text, tables.caption) and a filter such as "
+            "doc_id == 'x' and page_number >= 3, or primary_key in ['a', 'b'] with keys found "
+            "by run_sql. Each hit gives table/column/primary key, doc_id, page_number and bbox.\n"
+            + OPERATORS_HELP
+        ),
+    )
+    def vector_search(
+        query: Annotated[str, Field(description="What to search for.", max_length=2000)],
+        collection: Annotated[str, Field(description="bm25 or minilm")] = "minilm",
+        table_name: Annotated[str | None, Field(description="Encodable view's table")] = None,
+        column_name: Annotated[str | None, Field(description="Encodable view's column")] = None,
+        filter: Annotated[str, Field(description="Filter expression; empty for none")] = "",
+        limit: Annotated[int, Field(ge=1, le=search.MAX_LIMIT)] = 10,
+    ) -> CallToolResult:
+        return _search(
+            lambda: search.vector_search(
+                store, query, collection, table_name, column_name, filter, limit
+            )
+        )
+
+    @server.tool(
+        name="hybrid_search",
+        annotations=READ_ONLY,
+        description=(
+            "The best first search: BM25 and semantic candidates over chunks, pages, section "
+            "titles, table captions/summaries, figure captions and titles, re-ranked into one "
+            "list of rows. Same filter language as vector_search. Follow up with run_sql on the "
+            "hit's table and primary key for the full row."
+        ),
+    )
+    def hybrid_search(
+        query: Annotated[str, Field(description="Question or keywords.", max_length=2000)],
+        filter: Annotated[str, Field(description="Filter expression; empty for none")] = "",
+        limit: Annotated[int, Field(ge=1, le=search.MAX_LIMIT)] = 10,
+    ) -> CallToolResult:
+        return _search(lambda: search.hybrid_search(store, query, None, filter, limit))
+
     @server.resource(
         "docsym://schema",
         name="schema",
@@ -94,6 +142,25 @@ def _table(call) -> CallToolResult:
         raise McpToolError(str(exc)) from None
     return CallToolResult(
         content=[TextContent(type="text", text=result.to_markdown())],
+        structured_content=result.model_dump(),
+    )
+
+
+def _search(call) -> CallToolResult:
+    try:
+        result: search.SearchResult = call()
+    except (IndexNotFoundError, ToolError) as exc:
+        raise McpToolError(str(exc)) from None
+    lines = ["| # | score | view | doc_id | page | bbox | text |", "|---|---|---|---|---|---|---|"]
+    for hit in result.hits:
+        text = hit.text.replace("|", "\\|").replace("\n", " ")[:300]
+        lines.append(
+            f"| {hit.rank} | {hit.score:.4f} | {hit.table_name}.{hit.column_name}:"
+            f"{hit.primary_key} | {hit.doc_id} | {hit.page_number or ''} | {hit.bbox or ''} | "
+            f"{text} |"
+        )
+    return CallToolResult(
+        content=[TextContent(type="text", text="\n".join(lines))],
         structured_content=result.model_dump(),
     )
 

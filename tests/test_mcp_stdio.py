@@ -35,7 +35,7 @@ def test_tools_answer_and_refuse_over_stdio(sample_index: Path) -> None:
     async def scenario() -> None:
         async with Client(_server(sample_index)) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            assert {"run_sql", "list_documents"} <= names
+            assert {"run_sql", "list_documents", "vector_search", "hybrid_search"} <= names
             docs = await client.call_tool("list_documents", {})
             assert not docs.is_error
             titles = {row[1] for row in docs.structured_content["rows"]}
@@ -55,6 +55,18 @@ def test_tools_answer_and_refuse_over_stdio(sample_index: Path) -> None:
             )
             assert len(pages.structured_content["rows"]) == 3
             assert "more rows exist" in pages.structured_content["note"]
+
+            found = await client.call_tool(
+                "hybrid_search", {"query": "effect of the RRF constant k", "limit": 3}
+            )
+            assert not found.is_error
+            hits = found.structured_content["hits"]
+            assert hits and all(h["doc_id"] and h["page_number"] for h in hits)
+            assert any("k" in h["text"] for h in hits)
+            bad = await client.call_tool(
+                "vector_search", {"query": "x", "collection": "bm25", "filter": "doc_id =="}
+            )
+            assert bad.is_error and "position" in bad.content[0].text
 
             schema = await client.read_resource("docsym://schema")
             assert "table_cells" in schema.contents[0].text
