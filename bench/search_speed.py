@@ -18,6 +18,7 @@ is timed separately); sqlite-vec filters with ``rowid IN (SELECT ...)`` inside i
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -33,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from storage.vector_index import DIM, load_from_sqlite  # noqa: E402
 
 K = 10
+REPO = Path(__file__).resolve().parent.parent
 VEC_TABLE = "vec_minilm"
 META_TABLE = "vec_minilm_meta"
 DOC_COUNT = 100
@@ -292,6 +294,51 @@ def run_real_index(index_dir: Path, vec_table: str, query_count: int, seed: int)
     latencies, found = time_calls([lambda q=q: index.search(q, K)[0] for q in queries])
     print_row("VectorIndex", "none", latencies, f"{recall(found, truth):.3f}")
     con.close()
+    run_tool_calls(index_dir)
+
+
+def run_tool_calls(index_dir: Path) -> None:
+    """End-to-end latency of the search tools on a real index (query encoding included)."""
+    from storage.store import Store
+    from tools.search import hybrid_search, vector_search
+
+    store = Store(index_dir)
+    questions = [
+        "How many participants took part in the controlled lab study?",
+        "Which pretrained model initialises the question and passage encoders?",
+        "total revenue in 2021 in millions of dollars",
+        "Which macro starts a protected block in exception handling?",
+        "retrieval accuracy on open-domain QA datasets",
+        "post-processing quality filters applied to papers",
+    ]
+    qa = REPO.parent / "shared" / "dev-qa" / "qa.jsonl"
+    if qa.exists():  # distinct questions only: nothing is served from a warm cache twice
+        questions += [json.loads(line)["question"] for line in qa.read_text().splitlines() if line]
+    doc_id = (
+        store.sql().execute("SELECT doc_id FROM documents ORDER BY page_count DESC").fetchone()[0]
+    )
+    store.encoder_for("minilm").encode(["warm up"])
+    vector_search(store, "warm up", "minilm")
+    calls = {
+        ("vector_search minilm", "none"): lambda q: vector_search(store, q, "minilm"),
+        ("vector_search minilm", "doc_id"): lambda q: vector_search(
+            store, q, "minilm", filter=f"doc_id == '{doc_id}'"
+        ),
+        ("vector_search minilm", "table/column"): lambda q: vector_search(
+            store, q, "minilm", "chunks", "text"
+        ),
+        ("vector_search bm25", "none"): lambda q: vector_search(store, q, "bm25"),
+        ("hybrid_search", "none"): lambda q: hybrid_search(store, q),
+        ("hybrid_search", "doc_id"): lambda q: hybrid_search(
+            store, q, filter=f"doc_id == '{doc_id}'"
+        ),
+    }
+    print(f"\ntool calls on {index_dir} (k=10, {len(questions)} questions, encoding included)")
+    print(f"{'call':<24}{'filter':<22}{'runs':>6}{'p50 ms':>10}{'p95 ms':>10}")
+    for (name, filter_name), call in calls.items():
+        latencies, _ = time_calls([lambda q=q, call=call: call(q) for q in questions])
+        print_row(name, filter_name, latencies, "")
+    store.close()
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
+from functools import lru_cache
 
 from indexer.chunking import split_sentences
 from storage.store import EntryRow, Store
@@ -60,12 +61,12 @@ def fuse(
         features[entry_id]["dense"] = max(similarity, 0.0)
         sources[entry_id].append("dense")
     terms = query_terms(query)
-    weights = _term_weights(terms, [entries[i].text for i in features])
-    pairs = list(zip(terms, terms[1:], strict=False))
+    analysed = {i: analyse(entries[i].text) for i in features}
+    weights = _term_weights(terms, [a.vocabulary for a in analysed.values()])
+    pairs = set(zip(terms, terms[1:], strict=False))
     for entry_id, f in features.items():
-        text = entries[entry_id].text
-        f["window"] = window_coverage(text, weights)
-        f["phrase"] = phrase_coverage(text, pairs)
+        f["window"] = window_coverage(analysed[entry_id], weights)
+        f["phrase"] = len(pairs & analysed[entry_id].pairs) / len(pairs) if pairs else 0.0
     _document_scores(features, entries)
     scores = {i: sum(WEIGHTS[k] * v for k, v in f.items()) for i, f in features.items()}
     best_per_row: dict[tuple[str, str], int] = {}
@@ -77,6 +78,24 @@ def fuse(
     return [(i, scores[i], sources[i]) for i in ranked]
 
 
+class Analysed:
+    """A candidate text as the features need it: stemmed words per sentence, computed once."""
+
+    __slots__ = ("sentences", "vocabulary", "pairs")
+
+    def __init__(self, text: str) -> None:
+        self.sentences = [frozenset(tokens(s)) for s in split_sentences(text)] or [frozenset()]
+        self.vocabulary = frozenset().union(*self.sentences)
+        words = [w for w in tokens(text) if w not in STOPWORDS]
+        self.pairs = frozenset(zip(words, words[1:], strict=False))
+
+
+@lru_cache(maxsize=8192)
+def analyse(text: str) -> Analysed:
+    """Cached: the same passages come back as candidates for many questions."""
+    return Analysed(text)
+
+
 def tokens(text: str) -> list[str]:
     return [_stem(t) for t in _TOKEN.findall(text.lower())]
 
@@ -86,6 +105,7 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(_stem(w) for w in words))
 
 
+@lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     """A light, symmetric suffix stripper: enough to match 'encoders'/'encoder', 'tasks'/'task'."""
     for suffix in ("'s", "ies", "es", "s"):
@@ -94,35 +114,24 @@ def _stem(word: str) -> str:
     return word
 
 
-def _term_weights(terms: list[str], texts: list[str]) -> dict[str, float]:
-    """IDF of each query term over the candidate texts (terms absent from all get no weight)."""
-    n = len(texts)
-    df: Counter = Counter()
-    for text in texts:
-        df.update(set(tokens(text)) & set(terms))
+def _term_weights(terms: list[str], vocabularies: list[frozenset]) -> dict[str, float]:
+    """IDF of each query term over the candidates (terms absent from all get no weight)."""
+    n = len(vocabularies)
+    df = Counter(t for vocabulary in vocabularies for t in terms if t in vocabulary)
     return {t: math.log(1 + n / df[t]) for t in terms if df[t]}
 
 
-def window_coverage(text: str, weights: dict[str, float]) -> float:
+def window_coverage(text: Analysed, weights: dict[str, float]) -> float:
     """Share of the query's term weight found within the best window of two sentences."""
     total = sum(weights.values())
     if not total:
         return 0.0
-    sentences = [set(tokens(s)) for s in split_sentences(text)] or [set()]
+    sentences = text.sentences
     best = 0.0
     for i in range(len(sentences)):
-        window = sentences[i] | (sentences[i + 1] if i + 1 < len(sentences) else set())
+        window = sentences[i] | sentences[i + 1] if i + 1 < len(sentences) else sentences[i]
         best = max(best, sum(w for t, w in weights.items() if t in window))
     return best / total
-
-
-def phrase_coverage(text: str, pairs: list[tuple[str, str]]) -> float:
-    """Share of the question's adjacent term pairs ("field deployment") found adjacent here."""
-    if not pairs:
-        return 0.0
-    words = [w for w in tokens(text) if w not in STOPWORDS]
-    adjacent = set(zip(words, words[1:], strict=False))
-    return sum(1 for p in pairs if p in adjacent) / len(pairs)
 
 
 def _document_scores(features: dict[int, dict[str, float]], entries: dict[int, EntryRow]) -> None:
