@@ -12,15 +12,15 @@ from pathlib import Path
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from storage import schema
 from storage.encoder import get_encoder
 from storage.reader import IndexNotFoundError
 from storage.store import Store
-from tools import documents, search
+from tools import documents, guide, outline, search
 from tools import sql as sql_tool
 from tools.errors import ToolError
 from tools.filters import OPERATORS_HELP
@@ -120,14 +120,80 @@ def build_server(index_dir: Path) -> MCPServer:
     ) -> CallToolResult:
         return _search(lambda: search.hybrid_search(store, query, None, filter, limit))
 
+    @server.tool(
+        name="get_outline",
+        annotations=READ_ONLY,
+        description=(
+            "A document's section tree: section ids, numbers, titles, page ranges and how many "
+            "tables, figures and equations sit under each section. Use the section_id or page "
+            "range to narrow run_sql or search filters (page_number >= a and page_number <= b)."
+        ),
+    )
+    def get_outline(
+        doc_id: Annotated[str, Field(description="From list_documents.", max_length=64)],
+        depth: Annotated[int, Field(ge=1, le=outline.MAX_DEPTH)] = 3,
+    ) -> CallToolResult:
+        try:
+            result = outline.get_outline(store, doc_id, depth)
+        except (IndexNotFoundError, ToolError) as exc:
+            raise McpToolError(str(exc)) from None
+        return CallToolResult(
+            content=[TextContent(type="text", text=result.to_markdown())],
+            structured_content=result.model_dump(),
+        )
+
     @server.resource(
         "docsym://schema",
         name="schema",
-        description="Every table and column of the index with its description.",
+        description=(
+            "Every table and column of the index with its description, the vector collections, "
+            "the encodable views and the filter language."
+        ),
         mime_type="text/markdown",
     )
     def schema_resource() -> str:
-        return schema.describe()
+        return guide.schema_text(store)
+
+    @server.resource(
+        "docsym://documents",
+        name="documents",
+        description="The indexed documents: doc_id, title, file, format, pages, year.",
+        mime_type="text/markdown",
+    )
+    def documents_resource() -> str:
+        return documents.list_documents(reader, limit=documents.MAX_DOCUMENTS).to_markdown()
+
+    @server.resource(
+        "docsym://documents/{doc_id}/outline",
+        name="outline",
+        description="A document's section tree with page ranges and table/figure/equation counts.",
+        mime_type="text/markdown",
+    )
+    def outline_resource(doc_id: str) -> str:
+        try:
+            return outline.get_outline(store, doc_id, depth=outline.MAX_DEPTH).to_markdown()
+        except ToolError as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+
+    @server.prompt(
+        name="hybrid_retrieval_agent",
+        description=(
+            "Answer a question from the indexed documents by retrieving step by step with "
+            "docsym's tools (the NeuSym-RAG agent prompt: role, tools, hints and the schema)."
+        ),
+    )
+    def hybrid_retrieval_agent(question: str) -> str:
+        return guide.agent_prompt(question, store)
+
+    @server.prompt(
+        name="recap",
+        description=(
+            "Answer a question about table data with RECAP: Restate, Extract (cells with ids), "
+            "Compute (with calculate), Answer, Present."
+        ),
+    )
+    def recap(question: str) -> str:
+        return guide.recap_prompt(question)
 
     return server
 
@@ -166,5 +232,5 @@ def _search(call) -> CallToolResult:
 
 
 def serve_stdio(index_dir: Path) -> None:
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     build_server(index_dir).run("stdio")

@@ -82,7 +82,7 @@ class Encoder:
 
     def warm_up(self) -> threading.Thread:
         """Load the model in the background so the first query does not wait for it."""
-        thread = threading.Thread(target=self._load, name="docsym-encoder-load", daemon=True)
+        thread = threading.Thread(target=self._load, name="docsym-encoder-load", daemon=False)
         thread.start()
         return thread
 
