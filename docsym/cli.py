@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -96,8 +97,24 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="print the index schema with column descriptions")
     p.set_defaults(run=_cmd_schema)
 
-    p = sub.add_parser("serve", help="serve the index over MCP (stdio)")
+    p = sub.add_parser("serve", help="serve the index over MCP (stdio or streamable HTTP)")
     p.add_argument("--index", dest="index_dir", help=index_help)
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    p.add_argument("--host", default="127.0.0.1", help="http: address to bind (default loopback)")
+    p.add_argument("--port", type=int, default=8765, help="http: port (default 8765)")
+    p.add_argument(
+        "--token",
+        default=os.environ.get("DOCSYM_TOKEN"),
+        help="http: require Authorization: Bearer TOKEN (default: $DOCSYM_TOKEN)",
+    )
+    p.add_argument(
+        "--allow-origin",
+        dest="allowed_origins",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="http: also accept this browser Origin, e.g. http://localhost:3000 (repeatable)",
+    )
     p.set_defaults(run=_cmd_serve)
 
     p = sub.add_parser(
@@ -313,9 +330,16 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from mcp_server.server import serve_stdio
+    index_dir = resolve_index_dir(args.index_dir)
+    if args.transport == "stdio":
+        from mcp_server.server import serve_stdio
 
-    serve_stdio(resolve_index_dir(args.index_dir))
+        serve_stdio(index_dir)
+        return 0
+    from mcp_server.http import serve_http
+
+    # An empty DOCSYM_TOKEN means "no token", never "the empty string is the secret".
+    serve_http(index_dir, args.host, args.port, args.token or None, args.allowed_origins)
     return 0
 
 

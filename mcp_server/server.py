@@ -6,6 +6,7 @@ writes to stdout (the stdio transport owns it): logs go to stderr.
 
 from __future__ import annotations
 
+import base64
 import logging
 import sys
 from pathlib import Path
@@ -14,13 +15,13 @@ from typing import Annotated
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import Field
 
 from storage.encoder import get_encoder
 from storage.reader import IndexNotFoundError
 from storage.store import Store
-from tools import documents, guide, outline, search
+from tools import calculator, documents, guide, outline, pages, search, tables
 from tools import sql as sql_tool
 from tools.errors import ToolError
 from tools.filters import OPERATORS_HELP
@@ -139,6 +140,130 @@ def build_server(index_dir: Path) -> MCPServer:
             raise McpToolError(str(exc)) from None
         return CallToolResult(
             content=[TextContent(type="text", text=result.to_markdown())],
+            structured_content=result.model_dump(),
+        )
+
+    @server.tool(
+        name="view_page",
+        annotations=READ_ONLY,
+        description=(
+            "A PNG of a PDF page, or of a region of it, to read a figure, table or equation as "
+            "printed. " + pages.BBOX_HELP + " Pass the bbox of a search hit, table or figure as "
+            "bounding_box to crop, and boxes in highlights to mark them. dpi 36-300; images are "
+            "capped at 4 megapixels (dpi is lowered to fit, and the note says so)."
+        ),
+    )
+    def view_page(
+        doc_id: Annotated[str, Field(description="From list_documents.", max_length=64)],
+        page_number: Annotated[int, Field(ge=1, le=100_000)],
+        bounding_box: Annotated[
+            list[float] | None, Field(description="[x0, y0, x1, y1] in PDF points")
+        ] = None,
+        dpi: Annotated[int, Field(ge=pages.MIN_DPI, le=pages.MAX_DPI)] = 110,
+        highlights: Annotated[
+            list[list[float]] | None, Field(description="boxes to draw", max_length=50)
+        ] = None,
+    ) -> CallToolResult:
+        try:
+            image = pages.view_page(store, doc_id, page_number, bounding_box, dpi, highlights)
+        except ToolError as exc:
+            raise McpToolError(str(exc)) from None
+        summary = (
+            f"doc {image.doc_id} page {image.page_number}, region {image.bbox}, "
+            f"{image.width_px}x{image.height_px} px at {image.dpi} dpi"
+            + (f". {image.note}" if image.note else "")
+        )
+        return CallToolResult(
+            content=[
+                ImageContent(
+                    type="image",
+                    data=base64.b64encode(image.png).decode("ascii"),
+                    mime_type="image/png",
+                ),
+                TextContent(type="text", text=summary),
+            ],
+            structured_content=image.model_dump(),
+        )
+
+    @server.tool(
+        name="get_table",
+        annotations=READ_ONLY,
+        description=(
+            "A table by table_id (from hybrid_search hits on tables.* or run_sql on tables): as "
+            "markdown (multi-level headers joined with ' › '), html, or cells with row_path and "
+            "col_path. Large tables are cut by whole rows; the note gives the SQL for the rest."
+        ),
+    )
+    def get_table(
+        table_id: Annotated[str, Field(max_length=100)],
+        format: Annotated[str, Field(description="markdown, html or cells")] = "markdown",
+        max_cells: Annotated[int, Field(ge=1, le=tables.MAX_CELLS)] = 2000,
+    ) -> CallToolResult:
+        try:
+            view = tables.get_table(store, table_id, format, max_cells)
+        except ToolError as exc:
+            raise McpToolError(str(exc)) from None
+        head = f"{view.label or view.table_id} (doc {view.doc_id}, page {view.page_number}, "
+        head += f"bbox {view.bbox}): {view.caption or ''}"
+        body = view.content or f"{len(view.cells)} cells in structured content"
+        text = "\n\n".join(part for part in (head, body, view.note or "") if part)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=view.model_dump()
+        )
+
+    @server.tool(
+        name="lookup_cells",
+        annotations=READ_ONLY,
+        description=(
+            "The data cells of a table under given headers: every label in row_path_contains "
+            "must occur in the cell's row path and every label in col_path_contains in its "
+            "column path (case-insensitive substrings), e.g. row ['Multi', 'BM25 + DPR'], col "
+            "['Top-100', 'TREC']. Returns value, unit, paths, page and bbox of each cell."
+        ),
+    )
+    def lookup_cells(
+        table_id: Annotated[str, Field(max_length=100)],
+        row_path_contains: Annotated[list[str] | None, Field(max_length=10)] = None,
+        col_path_contains: Annotated[list[str] | None, Field(max_length=10)] = None,
+        limit: Annotated[int, Field(ge=1, le=tables.MAX_LOOKUP)] = 50,
+    ) -> CallToolResult:
+        try:
+            cells = tables.lookup_cells(
+                store, table_id, row_path_contains, col_path_contains, limit
+            )
+        except ToolError as exc:
+            raise McpToolError(str(exc)) from None
+        lines = [
+            "| cell_id | row_path | col_path | text | value | unit |",
+            "|---|---|---|---|---|---|",
+        ]
+        for c in cells:
+            lines.append(
+                f"| {c['cell_id']} | {' › '.join(c['row_path'])} | "
+                f"{' › '.join(c['col_path'])} | {c['text']} | {c['value']} | {c['unit'] or ''} |"
+            )
+        return CallToolResult(
+            content=[TextContent(type="text", text="\n".join(lines))],
+            structured_content={"cells": cells},
+        )
+
+    @server.tool(
+        name="calculate",
+        annotations=READ_ONLY,
+        description=(
+            "Evaluate arithmetic exactly instead of by hand: differences, ratios, percent change "
+            "between table cells, sums over lists. " + calculator.FUNCTIONS_HELP
+        ),
+    )
+    def calculate(
+        expr: Annotated[str, Field(description="e.g. pct_change(91.2, 94.1)", max_length=2000)],
+    ) -> CallToolResult:
+        try:
+            result = calculator.calculate(expr)
+        except ToolError as exc:
+            raise McpToolError(str(exc)) from None
+        return CallToolResult(
+            content=[TextContent(type="text", text=f"{result.expression} = {result.text}")],
             structured_content=result.model_dump(),
         )
 

@@ -102,6 +102,10 @@ def test_out_of_range_numbers_and_path_like_ids(index: Path) -> None:
         ("vector_search", {"query": "x" * 5000}),
         ("get_outline", {"doc_id": "../../etc/passwd"}),
         ("get_outline", {"doc_id": "x", "depth": 999}),
+        ("calculate", {"expr": "9**9**9"}),
+        ("calculate", {"expr": "__import__('os').system('id')"}),
+        ("calculate", {"expr": "[1] * 10**9"}),
+        ("calculate", {"expr": "1/0"}),
         ("run_sql", {"sql": "SELECT * FROM range(100000000000) t(i) ORDER BY random()"}),
     ]
 

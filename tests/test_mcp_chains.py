@@ -1,0 +1,112 @@
+"""Answering dev-set questions the way an MCP client would: chains of tool calls against a real
+server (subprocess, stdio) over the whole-corpus index."""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+
+import anyio
+import pymupdf
+from mcp import Client, StdioServerParameters
+
+from tests.conftest import REPO
+
+
+def _server(index) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "docsym", "serve", "--index", str(index)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def test_sql_then_table_then_calculate(corpus_index) -> None:
+    """DPR: how much does BM25 + DPR (multi-dataset) gain over DPR alone on TREC, Top-100?"""
+
+    async def scenario() -> None:
+        async with Client(_server(corpus_index[0])) as client:
+            found = await client.call_tool(
+                "run_sql",
+                {
+                    "sql": "SELECT t.table_id FROM tables t JOIN documents d USING (doc_id) "
+                    "WHERE d.file_name = '2004.04906v3_dpr.pdf' AND t.label = 'Table 2'"
+                },
+            )
+            (table_id,) = found.structured_content["rows"][0]
+            table = await client.call_tool("get_table", {"table_id": table_id})
+            assert "Top-100 › TREC" in table.content[0].text
+            values = {}
+            for retriever in ("BM25 + DPR", "DPR"):
+                cells = await client.call_tool(
+                    "lookup_cells",
+                    {
+                        "table_id": table_id,
+                        "row_path_contains": ["Multi", retriever],
+                        "col_path_contains": ["Top-100", "TREC"],
+                    },
+                )
+                exact = [
+                    c for c in cells.structured_content["cells"] if c["row_path"][-1] == retriever
+                ]
+                values[retriever] = exact[0]["value"]
+                assert exact[0]["page_number"] == 5 and len(exact[0]["bbox"]) == 4
+            assert values["BM25 + DPR"] == 94.1
+            gain = await client.call_tool(
+                "calculate", {"expr": f"round({values['BM25 + DPR']} - {values['DPR']}, 1)"}
+            )
+            assert gain.structured_content["value"] == round(94.1 - values["DPR"], 1)
+
+    anyio.run(scenario)
+
+
+def test_search_then_view_the_hit(corpus_index) -> None:
+    """redp: which CL command grants QIBM_DB_SECADM? Search, then look at the hit's page."""
+
+    async def scenario() -> None:
+        async with Client(_server(corpus_index[0])) as client:
+            result = await client.call_tool(
+                "hybrid_search",
+                {"query": "Which CL command grants the QIBM_DB_SECADM function usage to a user?"},
+            )
+            hit = result.structured_content["hits"][0]
+            assert hit["page_number"] == 8 and "CHGFCNUSG" in hit["text"]
+            page = await client.call_tool(
+                "view_page", {"doc_id": hit["doc_id"], "page_number": 8, "dpi": 72}
+            )
+            image = next(c for c in page.content if c.type == "image")
+            pixmap = pymupdf.Pixmap(base64.b64decode(image.data))
+            assert (pixmap.width, pixmap.height) == (612, 792)  # letter page at 72 dpi
+            crop = await client.call_tool(
+                "view_page",
+                {
+                    "doc_id": hit["doc_id"],
+                    "page_number": 8,
+                    "bounding_box": [72, 72, 272, 172],
+                    "dpi": 144,
+                    "highlights": [[80, 80, 120, 100]],
+                },
+            )
+            image = next(c for c in crop.content if c.type == "image")
+            pixmap = pymupdf.Pixmap(base64.b64decode(image.data))
+            assert (pixmap.width, pixmap.height) == (400, 200)
+
+    anyio.run(scenario)
+
+
+def test_outline_then_subtree_pages(corpus_index) -> None:
+    async def scenario() -> None:
+        async with Client(_server(corpus_index[0])) as client:
+            docs = await client.call_tool(
+                "run_sql",
+                {"sql": "SELECT doc_id FROM documents WHERE file_name = 'mupdf_explored.pdf'"},
+            )
+            (doc_id,) = docs.structured_content["rows"][0]
+            outline = await client.call_tool("get_outline", {"doc_id": doc_id, "depth": 4})
+            levels = {s["level"] for s in outline.structured_content["sections"]}
+            assert levels == {1, 2, 3, 4}
+            resource = await client.read_resource(f"docsym://documents/{doc_id}/outline")
+            assert "Error handling" in resource.contents[0].text
+
+    anyio.run(scenario)

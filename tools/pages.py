@@ -1,0 +1,201 @@
+"""``view_page``: a PNG of a page, or of a region of it, straight from the indexed PDF.
+
+A client that found a table, figure or passage by its bbox can look at the printed original to
+check what extraction may have lost (layout, symbols, plots). The document path comes from the
+``documents`` row, never from the caller; the file is read once, checked against the SHA-256
+recorded at indexing time, and rendered from those same bytes, so what is shown is what was
+indexed. Highlights are drawn on the in-memory copy only; the file on disk is never written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+
+import pymupdf
+from pydantic import BaseModel, Field
+
+from storage.store import Store
+from tools.errors import NotFoundError, ToolError
+
+BBOX_HELP = (
+    "Bounding boxes are [x0, y0, x1, y1] in PDF points (1/72 inch) with the origin at the "
+    "top-left corner of the page and y growing downwards: the same convention as every bbox "
+    "column in the index (tables.bbox, images.bbox, table_cells.bbox, ...). On rotated pages "
+    "they are in the unrotated page space, as text extraction reports them."
+)
+
+MIN_DPI = 36
+MAX_DPI = 300
+MAX_PIXELS = 4_000_000
+MAX_HIGHLIGHTS = 50
+HIGHLIGHT_RGB = (1.0, 0.0, 0.0)
+HIGHLIGHT_FILL_OPACITY = 0.25
+
+
+class PageImage(BaseModel):
+    doc_id: str
+    page_number: int
+    bbox: list[float] = Field(description="Region rendered, clipped to the page. " + BBOX_HELP)
+    width_px: int
+    height_px: int
+    dpi: int
+    # Binary payload: the MCP layer sends it as image content, not inside the JSON.
+    png: bytes = Field(exclude=True, repr=False)
+    note: str | None = Field(default=None, description="What was adjusted, e.g. a lowered dpi.")
+
+
+def view_page(
+    store: Store,
+    doc_id: str,
+    page_number: int,
+    bounding_box: list[float] | None = None,
+    dpi: int = 110,
+    highlights: list[list[float]] | None = None,
+) -> PageImage:
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or not MIN_DPI <= dpi <= MAX_DPI:
+        raise ToolError(f"dpi must be a whole number between {MIN_DPI} and {MAX_DPI}, got {dpi!r}")
+    wanted = None if bounding_box is None else _check_box(bounding_box, "bounding_box")
+    marks = _check_highlights(highlights or [])
+    path, page_count, sha256 = _pdf_of(store, doc_id)
+    if isinstance(page_number, bool) or not isinstance(page_number, int):
+        raise ToolError(f"page_number must be a whole number (1-based), got {page_number!r}")
+    if not 1 <= page_number <= page_count:
+        raise ToolError(
+            f"page_number {page_number} is out of range: document {doc_id} has pages "
+            f"1..{page_count}"
+        )
+    data = _read_verified(store, doc_id, path, sha256)
+    with pymupdf.open(stream=data, filetype="pdf") as doc:
+        page = doc[page_number - 1]
+        # Index bboxes are in the unrotated page space (as text extraction reports them);
+        # rendering clips in the displayed space, hence the rotation matrix below.
+        page_box = page.rect * page.derotation_matrix
+        clip = _clip(page_box, wanted)
+        notes: list[str] = []
+        if bounding_box is not None and not _same_box(clip, bounding_box):
+            notes.append(f"bounding_box clipped to the page ({_fmt(page_box)})")
+        used_dpi = _fit_dpi(clip, dpi)
+        if used_dpi < dpi:
+            notes.append(
+                f"dpi lowered from {dpi} to {used_dpi} to stay within {MAX_PIXELS:,} pixels; "
+                "pass a smaller bounding_box to see the region in more detail"
+            )
+        for rect in marks:
+            _draw_highlight(page, rect)
+        pixmap = page.get_pixmap(dpi=used_dpi, clip=clip * page.rotation_matrix, alpha=False)
+        return PageImage(
+            doc_id=doc_id,
+            page_number=page_number,
+            bbox=[round(v, 2) for v in clip],
+            width_px=pixmap.width,
+            height_px=pixmap.height,
+            dpi=used_dpi,
+            png=pixmap.tobytes("png"),
+            note="; ".join(notes) or None,
+        )
+
+
+def _pdf_of(store: Store, doc_id: str) -> tuple[Path, int, str | None]:
+    """Indexed path, page count and SHA-256 of a PDF document; refusals say what to call instead."""
+    if not isinstance(doc_id, str) or not doc_id.strip():
+        raise ToolError("doc_id is empty: give a doc_id from list_documents")
+    sql = "SELECT path, format, page_count, sha256 FROM documents WHERE doc_id = ?"
+    row = store.sql().execute(sql, [doc_id]).fetchone()
+    if row is None:
+        raise NotFoundError(
+            f"no document with doc_id {doc_id!r}; call list_documents to see the indexed ids"
+        )
+    path, file_format, page_count, sha256 = row
+    if file_format != "pdf":
+        raise ToolError(
+            f"document {doc_id} is a {file_format} file, which has no page images; read its "
+            "text with run_sql over chunks or sections instead"
+        )
+    return Path(path), int(page_count or 0), sha256
+
+
+def _read_verified(store: Store, doc_id: str, path: Path, expected: str | None) -> bytes:
+    """The file's bytes, refused unless they are the bytes that were indexed."""
+    reindex = (
+        "re-run docsym index on its folder to index the current version "
+        f"(index: {store.paths.root})"
+    )
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ToolError(
+            f"the file of document {doc_id} is no longer readable at {path} "
+            f"({exc.strerror or type(exc).__name__}): it was moved or deleted since indexing; "
+            f"{reindex}"
+        ) from None
+    if expected and hashlib.sha256(data).hexdigest() != expected:
+        raise ToolError(
+            f"the file of document {doc_id} at {path} changed since it was indexed (its SHA-256 "
+            f"no longer matches); {reindex}"
+        )
+    return data
+
+
+def _check_box(box: object, what: str) -> pymupdf.Rect:
+    if not isinstance(box, list | tuple) or len(box) != 4:
+        raise ToolError(f"{what} must be 4 numbers [x0, y0, x1, y1], got {box!r}. {BBOX_HELP}")
+    try:
+        x0, y0, x1, y1 = (float(v) for v in box)
+    except (TypeError, ValueError):
+        raise ToolError(f"{what} must hold numbers only, got {box!r}. {BBOX_HELP}") from None
+    if not all(math.isfinite(v) for v in (x0, y0, x1, y1)):
+        raise ToolError(f"{what} must hold finite numbers, got {box!r}")
+    if not (x0 < x1 and y0 < y1):
+        raise ToolError(f"{what} needs x0 < x1 and y0 < y1, got {box!r}. {BBOX_HELP}")
+    return pymupdf.Rect(x0, y0, x1, y1)
+
+
+def _check_highlights(highlights: list[list[float]]) -> list[pymupdf.Rect]:
+    if len(highlights) > MAX_HIGHLIGHTS:
+        raise ToolError(f"at most {MAX_HIGHLIGHTS} highlights per call, got {len(highlights)}")
+    return [_check_box(box, f"highlights[{i}]") for i, box in enumerate(highlights)]
+
+
+def _clip(page_rect: pymupdf.Rect, wanted: pymupdf.Rect | None) -> pymupdf.Rect:
+    if wanted is None:
+        return pymupdf.Rect(page_rect)
+    clipped = pymupdf.Rect(wanted) & page_rect
+    if clipped.is_empty:
+        raise ToolError(
+            f"bounding_box {_fmt(wanted)} lies outside the page ({_fmt(page_rect)}). {BBOX_HELP}"
+        )
+    return clipped
+
+
+def _fit_dpi(clip: pymupdf.Rect, dpi: int) -> int:
+    """The largest dpi up to ``dpi`` whose rendering stays under MAX_PIXELS (rounding included)."""
+    for candidate in range(dpi, 0, -1):
+        scale = candidate / 72
+        width = math.ceil(clip.width * scale) + 1
+        height = math.ceil(clip.height * scale) + 1
+        if width * height <= MAX_PIXELS:
+            return candidate
+    return 1
+
+
+def _draw_highlight(page: pymupdf.Page, rect: pymupdf.Rect) -> None:
+    # Drawing takes unrotated page coordinates, the space of the index bboxes.
+    page.draw_rect(
+        rect,
+        color=HIGHLIGHT_RGB,
+        fill=HIGHLIGHT_RGB,
+        width=1.5,
+        fill_opacity=HIGHLIGHT_FILL_OPACITY,
+        overlay=True,
+    )
+
+
+def _same_box(rect: pymupdf.Rect, box: list[float]) -> bool:
+    # Rect holds single-precision floats, so compare within a hundredth of a point.
+    return all(abs(a - float(b)) < 0.01 for a, b in zip(rect, box, strict=True))
+
+
+def _fmt(rect: pymupdf.Rect) -> str:
+    return "[" + ", ".join(f"{v:g}" for v in (round(c, 2) for c in rect)) + "]"

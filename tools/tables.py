@@ -1,0 +1,310 @@
+"""``get_table`` and ``lookup_cells``: one extracted table, whole or by header path.
+
+``get_table`` returns a table as HTML (spans kept), as a GitHub markdown grid (multi-level column
+headers joined with " › " into one header line) or as cell records with their header paths.
+Output is bounded: leading rows are kept while they fit, and the note says which ``run_sql``
+query returns the rest. ``lookup_cells`` answers "the value at row X, column Y" by matching
+labels against each data cell's row and column header paths.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from storage.store import Store
+from tools.errors import NotFoundError, ToolError
+from tools.results import MAX_RESULT_CHARS
+
+FORMATS = ("markdown", "html", "cells")
+MAX_CELLS = 10_000
+MAX_LOOKUP = 500
+PATH_SEP = " › "
+
+_CELL_COLUMNS = (
+    "cell_id, doc_id, page_number, row, col, row_span, col_span, text, value, unit, "
+    "is_col_header, is_row_header, "
+    "row_path, col_path, bbox"
+)
+_CELL_KEYS = [c.strip() for c in _CELL_COLUMNS.split(",")]
+
+
+class TableView(BaseModel):
+    table_id: str
+    doc_id: str
+    page_number: int | None
+    bbox: list[float] | None = Field(
+        default=None, description="[x0, y0, x1, y1] PDF points, origin top-left"
+    )
+    label: str | None
+    caption: str | None
+    header_rows: int
+    header_cols: int
+    n_rows: int
+    n_cols: int
+    format: str
+    content: str = Field(description="The table as HTML or markdown; empty for format='cells'.")
+    cells: list[dict[str, Any]] = Field(default_factory=list)
+    truncated: bool = False
+    note: str | None = Field(default=None, description="What was cut and how to get the rest.")
+
+
+def get_table(
+    store: Store, table_id: str, format: str = "markdown", max_cells: int = 2000
+) -> TableView:
+    if format not in FORMATS:
+        raise ToolError(f"unknown format {format!r}; use one of: {', '.join(FORMATS)}")
+    if isinstance(max_cells, bool) or not isinstance(max_cells, int):
+        raise ToolError(f"max_cells must be a whole number, got {max_cells!r}")
+    if not 1 <= max_cells <= MAX_CELLS:
+        raise ToolError(f"max_cells must be between 1 and {MAX_CELLS}, got {max_cells}")
+    meta = _table_row(store, table_id)
+    cells = _cells(store, table_id)
+    view = TableView(
+        table_id=table_id,
+        doc_id=meta["doc_id"],
+        page_number=meta["page_number"],
+        bbox=meta["bbox"],
+        label=meta["label"],
+        caption=meta["caption"],
+        header_rows=meta["header_rows"] or 0,
+        header_cols=meta["header_cols"] or 0,
+        n_rows=meta["n_rows"] or 0,
+        n_cols=meta["n_cols"] or 0,
+        format=format,
+        content="",
+    )
+    if format == "cells":
+        view.cells, shown_rows = _fit_cells(cells, max_cells, view.n_rows)
+    elif format == "markdown":
+        view.content, shown_rows = _markdown(cells, view, max_cells)
+    else:
+        view.content, shown_rows = _html(cells, view, meta["html"], max_cells)
+    if shown_rows < view.n_rows:
+        view.truncated = True
+        view.note = _rest_note(table_id, shown_rows, view.n_rows, max_cells)
+    return view
+
+
+def lookup_cells(
+    store: Store,
+    table_id: str,
+    row_path_contains: list[str] | None = None,
+    col_path_contains: list[str] | None = None,
+    limit: int = 50,
+) -> list[dict[str, Any]]:
+    """Data cells whose row path and column path each contain every given label.
+
+    A label matches a path when it is a case-insensitive substring of one of the path's labels,
+    so ['Multi', 'BM25 + DPR'] matches the row path ['Multi', 'BM25 + DPR']. Cells matching
+    labels exactly come first.
+    """
+    row_labels = _labels(row_path_contains, "row_path_contains")
+    col_labels = _labels(col_path_contains, "col_path_contains")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LOOKUP:
+        raise ToolError(f"limit must be a whole number between 1 and {MAX_LOOKUP}, got {limit!r}")
+    _table_row(store, table_id)
+    data = [c for c in _cells(store, table_id) if not (c["is_col_header"] or c["is_row_header"])]
+    scored = []
+    for cell in data:
+        row_exact = _match(row_labels, cell["row_path"])
+        col_exact = _match(col_labels, cell["col_path"])
+        if row_exact is not None and col_exact is not None:
+            scored.append((-(row_exact + col_exact), cell["row"], cell["col"], cell))
+    scored.sort(key=lambda item: item[:3])
+    if not scored and data:
+        raise NotFoundError(_no_match_message(table_id, data, row_labels, col_labels))
+    return [{"table_id": table_id, **cell} for *_, cell in scored[:limit]]
+
+
+def _table_row(store: Store, table_id: str) -> dict[str, Any]:
+    if not isinstance(table_id, str) or not table_id.strip():
+        raise ToolError("table_id is empty: give a table_id such as '<doc_id>-t0'")
+    cursor = store.sql().execute(
+        "SELECT doc_id, page_number, bbox, label, caption, html, n_rows, n_cols, header_rows, "
+        "header_cols FROM tables WHERE table_id = ?",
+        [table_id],
+    )
+    row = cursor.fetchone()
+    if row is None:
+        raise NotFoundError(
+            f'no table with table_id {table_id!r}; find ids with run_sql "SELECT table_id, '
+            "label, caption FROM tables WHERE doc_id = '<doc_id>'\" (doc ids from list_documents)"
+        )
+    return dict(zip([d[0] for d in cursor.description], row, strict=True))
+
+
+def _cells(store: Store, table_id: str) -> list[dict[str, Any]]:
+    rows = (
+        store.sql()
+        .execute(
+            f"SELECT {_CELL_COLUMNS} FROM table_cells WHERE table_id = ? ORDER BY row, col",
+            [table_id],
+        )
+        .fetchall()
+    )
+    return [dict(zip(_CELL_KEYS, r, strict=True)) for r in rows]
+
+
+def _grid(cells: list[dict[str, Any]], n_rows: int, n_cols: int) -> list[list[str]]:
+    """Text per grid position: column spans repeat their text so joined headers stay per
+    column; row spans repeat too, so each markdown row reads on its own."""
+    n_rows = max([n_rows, *(c["row"] + c["row_span"] for c in cells)])
+    n_cols = max([n_cols, *(c["col"] + c["col_span"] for c in cells)])
+    grid = [[""] * n_cols for _ in range(n_rows)]
+    for cell in cells:
+        text = " ".join((cell["text"] or "").split())
+        for r in range(cell["row"], cell["row"] + max(cell["row_span"] or 1, 1)):
+            for c in range(cell["col"], cell["col"] + max(cell["col_span"] or 1, 1)):
+                grid[r][c] = text
+    return grid
+
+
+def _header_line(grid: list[list[str]], header_rows: int) -> list[str]:
+    labels = []
+    for col in range(len(grid[0]) if grid else 0):
+        parts: list[str] = []
+        for row in grid[:header_rows]:
+            if row[col] and (not parts or parts[-1] != row[col]):
+                parts.append(row[col])
+        labels.append(PATH_SEP.join(parts))
+    return labels
+
+
+def _markdown(cells: list[dict[str, Any]], view: TableView, max_cells: int) -> tuple[str, int]:
+    grid = _grid(cells, view.n_rows, view.n_cols)
+    if not grid:
+        return "", 0
+    header_rows = min(view.header_rows, len(grid))
+    if header_rows:
+        head, body_start = _header_line(grid, header_rows), header_rows
+    else:
+        head, body_start = [""] * len(grid[0]), 0
+    _carry_down_stubs(grid, body_start, view.header_cols)
+    lines = [_md_row(head), "|" + "---|" * len(head)]
+    used = sum(len(line) + 1 for line in lines)
+    shown = body_start
+    budget_rows = max(max_cells // max(len(head), 1), 1)
+    for row in grid[body_start:]:
+        line = _md_row(row)
+        if used + len(line) + 1 > MAX_RESULT_CHARS or shown - body_start >= budget_rows:
+            break
+        lines.append(line)
+        used += len(line) + 1
+        shown += 1
+    return "\n".join(lines), shown
+
+
+def _carry_down_stubs(grid: list[list[str]], body_start: int, header_cols: int) -> None:
+    """A blank row-header cell means "same group as above" (e.g. 'Sparse' over 'BM25' and
+    'BM25+RM3'); repeat the label so each markdown row reads on its own."""
+    # Outer levels only: a blank innermost label is not a repeat of the one above.
+    for col in range(min(header_cols - 1, len(grid[0]))):
+        above = ""
+        for row in grid[body_start:]:
+            if row[col]:
+                above = row[col]
+            elif any(row[c] for c in range(col + 1, len(row))):
+                row[col] = above
+
+
+def _md_row(values: list[str]) -> str:
+    return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
+
+
+def _html(
+    cells: list[dict[str, Any]], view: TableView, stored: str | None, max_cells: int
+) -> tuple[str, int]:
+    if stored and len(stored) <= MAX_RESULT_CHARS and len(cells) <= max_cells:
+        return stored, view.n_rows
+    # Too big: rebuild the leading rows from the cells, spans and header cells kept.
+    parts = ["<table>"]
+    if view.caption:
+        parts.append(f"<caption>{escape(view.caption)}</caption>")
+    used = sum(map(len, parts))
+    count = 0
+    shown = 0
+    by_row: dict[int, list[dict[str, Any]]] = {}
+    for cell in cells:
+        by_row.setdefault(cell["row"], []).append(cell)
+    for row in range(view.n_rows):
+        html_row = "<tr>" + "".join(_html_cell(c) for c in by_row.get(row, [])) + "</tr>"
+        count += len(by_row.get(row, []))
+        if used + len(html_row) + 8 > MAX_RESULT_CHARS or count > max_cells:
+            break
+        parts.append(html_row)
+        used += len(html_row)
+        shown = row + 1
+    parts.append("</table>")
+    return "".join(parts), shown
+
+
+def _html_cell(cell: dict[str, Any]) -> str:
+    header = cell["is_col_header"] or cell["is_row_header"]
+    tag = "th" if header else "td"
+    attrs = ""
+    if (cell["row_span"] or 1) > 1:
+        attrs += f' rowspan="{cell["row_span"]}"'
+    if (cell["col_span"] or 1) > 1:
+        attrs += f' colspan="{cell["col_span"]}"'
+    return f"<{tag}{attrs}>{escape(cell['text'] or '')}</{tag}>"
+
+
+def _fit_cells(
+    cells: list[dict[str, Any]], max_cells: int, n_rows: int
+) -> tuple[list[dict[str, Any]], int]:
+    """Leading cells, whole rows only, within max_cells and the character budget; and the
+    number of grid rows they cover."""
+    used = 0
+    for i, cell in enumerate(cells):
+        used += sum(len(str(v)) + 4 for v in cell.values()) + 60
+        if i >= max_cells or used > MAX_RESULT_CHARS:
+            cut_row = cell["row"]
+            return [c for c in cells[:i] if c["row"] < cut_row], cut_row
+    return cells, n_rows
+
+
+def _rest_note(table_id: str, shown_rows: int, n_rows: int, max_cells: int) -> str:
+    return (
+        f"Showing the first {shown_rows} of {n_rows} grid rows (max_cells={max_cells} or the "
+        f'{MAX_RESULT_CHARS:,}-character cap). Get the rest with run_sql "SELECT row, col, '
+        f"text, value, row_path, col_path FROM table_cells WHERE table_id = '{table_id}' AND "
+        f'row >= {shown_rows} ORDER BY row, col", or use lookup_cells for specific values.'
+    )
+
+
+def _labels(labels: list[str] | None, name: str) -> list[str]:
+    if labels is None:
+        return []
+    if isinstance(labels, str) or not all(isinstance(x, str) for x in labels):
+        raise ToolError(f"{name} must be a list of strings, e.g. ['Top-100', 'TREC']")
+    return [x.strip().lower() for x in labels if x.strip()]
+
+
+def _match(labels: list[str], path: list[str] | None) -> int | None:
+    """None unless every label is a substring of some path label; else how many match exactly."""
+    lowered = [p.lower() for p in path or []]
+    exact = 0
+    for label in labels:
+        if not any(label in p for p in lowered):
+            return None
+        exact += label in lowered
+    return exact
+
+
+def _no_match_message(
+    table_id: str, data: list[dict[str, Any]], row_labels: list[str], col_labels: list[str]
+) -> str:
+    rows = list(dict.fromkeys(PATH_SEP.join(c["row_path"] or []) for c in data))
+    cols = list(dict.fromkeys(PATH_SEP.join(c["col_path"] or []) for c in data))
+    return (
+        f"no data cell of {table_id} has a row path containing {row_labels} and a column path "
+        f"containing {col_labels}. Row paths: {_listing(rows)}. Column paths: {_listing(cols)}."
+    )
+
+
+def _listing(paths: list[str], limit: int = 40) -> str:
+    shown = "; ".join(f"[{p}]" for p in paths[:limit])
+    return shown + (f"; … {len(paths) - limit} more" if len(paths) > limit else "")
