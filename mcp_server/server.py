@@ -350,6 +350,8 @@ def _search(call) -> CallToolResult:
             f"{hit.primary_key} | {hit.doc_id} | {hit.page_number or ''} | {hit.bbox or ''} | "
             f"{text} |"
         )
+    if result.note:
+        lines += ["", result.note]
     return CallToolResult(
         content=[TextContent(type="text", text="\n".join(lines))],
         structured_content=result.model_dump(),

@@ -16,6 +16,7 @@ from tools.fusion import fuse
 
 MAX_LIMIT = 100
 HIT_TEXT_CHARS = 700  # a hit's text is trimmed; fetch the row with run_sql for all of it
+RESULT_TEXT_CHARS = 16_000  # all hits together stay well under what MCP clients accept
 CANDIDATES = 100
 
 # The views hybrid_search reads when none are given (see docs/ARCHITECTURE.md for why).
@@ -73,8 +74,9 @@ def vector_search(
         vector = store.encoder_for(collection).encode([query])[0]
         found = store.dense(collection, vector, where, params, limit)
     entries = store.entries([i for i, _ in found])
-    hits = [_hit(n, score, entries[i], [collection]) for n, (i, score) in enumerate(found, 1)]
-    return SearchResult(query=query, mode=collection, hits=_with_bboxes(store, hits))
+    size = _text_budget(limit)
+    hits = [_hit(n, score, entries[i], [collection], size) for n, (i, score) in enumerate(found, 1)]
+    return _result(query, collection, _with_bboxes(store, hits))
 
 
 def hybrid_search(
@@ -98,11 +100,30 @@ def hybrid_search(
         dense = store.dense(dense_collection, vector, where, params, CANDIDATES)
     entries = store.entries(list({i for i, _ in sparse} | {i for i, _ in dense}))
     ranked = fuse(query, sparse, dense, entries, store)
+    size = _text_budget(limit)
     hits = [
-        _hit(n, score, entries[i], sources)
+        _hit(n, score, entries[i], sources, size)
         for n, (i, score, sources) in enumerate(ranked[:limit], 1)
     ]
-    return SearchResult(query=query, mode="hybrid", hits=_with_bboxes(store, hits))
+    return _result(query, "hybrid", _with_bboxes(store, hits))
+
+
+def _text_budget(limit: int) -> int:
+    return max(120, min(HIT_TEXT_CHARS, RESULT_TEXT_CHARS // limit))
+
+
+def _result(query: str, mode: str, hits: list[SearchHit]) -> SearchResult:
+    note = None
+    if hits:
+        top = hits[0]
+        key = table(top.table_name).primary_key
+        note = (
+            f"Next: run_sql(\"SELECT * FROM {top.table_name} WHERE {key} = '{top.primary_key}'\") "
+            f"for the whole row; view_page(doc_id='{top.doc_id}', page_number={top.page_number}"
+            + (f", bounding_box={top.bbox}" if top.bbox else "")
+            + ") to see it; a filter such as doc_id == '...' narrows the next search."
+        )
+    return SearchResult(query=query, mode=mode, hits=hits, note=note)
 
 
 def _check_query(query: str, limit: int) -> None:
@@ -138,10 +159,12 @@ def _where(views: list[tuple[str, str]], filter_text: str) -> tuple[str, list]:
     return f"({view_sql}) AND ({condition})", params + filter_params
 
 
-def _hit(rank: int, score: float, entry: EntryRow, sources: list[str]) -> SearchHit:
+def _hit(
+    rank: int, score: float, entry: EntryRow, sources: list[str], size: int = HIT_TEXT_CHARS
+) -> SearchHit:
     text = entry.text
-    if len(text) > HIT_TEXT_CHARS:
-        text = text[:HIT_TEXT_CHARS].rsplit(" ", 1)[0] + " …"
+    if len(text) > size:
+        text = text[:size].rsplit(" ", 1)[0] + " …"
     return SearchHit(
         rank=rank,
         score=round(score, 6),
