@@ -73,10 +73,13 @@ def build_server(index_dir: Path) -> MCPServer:
         ),
     )
     def list_documents(
+        filter: Annotated[
+            str, Field(description="Substring of title, file name or format; empty for all")
+        ] = "",
         limit: Annotated[int, Field(ge=1, le=documents.MAX_DOCUMENTS)] = 50,
         offset: Annotated[int, Field(ge=0)] = 0,
     ) -> CallToolResult:
-        return _table(lambda: documents.list_documents(reader, limit=limit, offset=offset))
+        return _table(lambda: documents.list_documents(reader, filter, limit, offset))
 
     @server.tool(
         name="vector_search",

@@ -40,6 +40,10 @@ def test_tools_answer_and_refuse_over_stdio(sample_index: Path) -> None:
             assert not docs.is_error
             titles = {row[1] for row in docs.structured_content["rows"]}
             assert "Evaluating Hybrid Retrieval for Technical Manuals" in titles
+            note = await client.call_tool("list_documents", {"filter": "OPERATIONS"})
+            assert [r[2] for r in note.structured_content["rows"]] == [
+                "search-service-operations-note.pdf"
+            ]
 
             refused = await client.call_tool("run_sql", {"sql": "COPY documents TO '/tmp/x.csv'"})
             assert refused.is_error and "only read-only SELECT" in refused.content[0].text

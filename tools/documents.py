@@ -19,17 +19,23 @@ class IndexStatus(BaseModel):
     row_counts: dict[str, int]
 
 
-def list_documents(reader: IndexReader, limit: int = 50, offset: int = 0) -> TableResult:
+def list_documents(
+    reader: IndexReader, filter: str = "", limit: int = 50, offset: int = 0
+) -> TableResult:
+    """Documents whose title, file name, format or doc_id contains ``filter`` (any case)."""
     if not 1 <= limit <= MAX_DOCUMENTS:
         raise ToolError(f"limit must be between 1 and {MAX_DOCUMENTS}, got {limit}")
     if offset < 0:
         raise ToolError(f"offset must be >= 0, got {offset}")
+    if len(filter) > 200:
+        raise ToolError("filter is a plain substring of title or file name; keep it short")
     con = reader.connection()
-    total = con.execute("SELECT count(*) FROM documents").fetchone()[0]
+    where = "WHERE contains(lower(concat_ws(' ', title, file_name, format, doc_id)), lower(?))"
+    total = con.execute(f"SELECT count(*) FROM documents {where}", [filter]).fetchone()[0]
     cursor = con.execute(
         "SELECT doc_id, title, file_name, format, page_count, year, has_text FROM documents "
-        "ORDER BY file_name, doc_id LIMIT ? OFFSET ?",
-        [limit, offset],
+        f"{where} ORDER BY file_name, doc_id LIMIT ? OFFSET ?",
+        [filter, limit, offset],
     )
     columns = [d[0] for d in cursor.description]
     rows = [[jsonable(v) for v in row] for row in cursor.fetchall()]
