@@ -22,20 +22,16 @@ from storage.encoder import Encoder, get_encoder
 from storage.paths import IndexPaths
 from storage.reader import IndexNotFoundError, IndexReader
 from storage.vector_index import VectorIndex, load_from_sqlite
-from storage.vectors import BM25, connect, vec_table
+from storage.vectors import BM25, Entry, connect, vec_table
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass(frozen=True)
-class EntryRow:
+class EntryRow(Entry):
+    """An entry as stored, with its id (shared by every collection)."""
+
     id: int
-    table_name: str
-    column_name: str
-    primary_key: str
-    doc_id: str
-    page_number: int | None
-    text: str
 
 
 class Store:
@@ -128,11 +124,11 @@ class Store:
         marks = ", ".join("?" * len(ids))
         with self._lock:
             rows = self._vectors().execute(
-                "SELECT id, table_name, column_name, primary_key, doc_id, page_number, text "
+                "SELECT table_name, column_name, primary_key, doc_id, page_number, text, id "
                 f"FROM entries WHERE id IN ({marks})",
                 ids,
             )
-            return {r[0]: EntryRow(*r) for r in rows}
+            return {r[-1]: EntryRow(*r) for r in rows}
 
     def entry_ids(self, where: str, params: list) -> list[int]:
         with self._lock:

@@ -54,3 +54,24 @@ def doc_id_of(con, file_name: str) -> str:
     row = con.execute("SELECT doc_id FROM documents WHERE file_name = ?", [file_name]).fetchone()
     assert row is not None, f"{file_name} is not in the index"
     return row[0]
+
+
+@pytest.fixture(scope="session")
+def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index of the bundled sample documents, built once per session. Read-only for tests."""
+    from docsym.demo import SAMPLES
+    from indexer.pipeline import index_paths
+
+    index_dir = tmp_path_factory.mktemp("sample-index")
+    report = index_paths([SAMPLES], index_dir)
+    assert report.ok and len(report.added) == 2
+    return index_dir
+
+
+@pytest.fixture(scope="session")
+def sample_store(sample_index: Path):
+    from storage.store import Store
+
+    store = Store(sample_index)
+    yield store
+    store.close()

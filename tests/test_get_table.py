@@ -14,17 +14,6 @@ from tools.tables import FORMATS, get_table, lookup_cells
 SAMPLES = Path(__file__).resolve().parent.parent / "docsym" / "samples"
 
 
-@pytest.fixture(scope="module")
-def sample_store(tmp_path_factory: pytest.TempPathFactory):
-    from indexer.pipeline import index_paths
-
-    index_dir = tmp_path_factory.mktemp("get-table-samples")
-    index_paths([SAMPLES], index_dir)
-    store = Store(index_dir)
-    yield store
-    store.close()
-
-
 def table_id(store: Store, file_name: str, label: str) -> str:
     row = (
         store.sql()

@@ -11,8 +11,6 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from docsym.demo import SAMPLES
-from indexer.pipeline import index_paths
 from tests.conftest import REPO
 
 SQL_ESCAPES = [
@@ -41,10 +39,8 @@ FILTER_INJECTIONS = [
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("security-index")
-    assert index_paths([SAMPLES], path).ok
-    return path
+def index(sample_index: Path) -> Path:
+    return sample_index
 
 
 def _server(index: Path) -> StdioServerParameters:

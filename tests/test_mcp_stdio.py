@@ -7,20 +7,10 @@ import sys
 from pathlib import Path
 
 import anyio
-import pytest
 from mcp import Client, StdioServerParameters
 
-from docsym.demo import SAMPLES, run_demo
-from indexer.pipeline import index_paths
+from docsym.demo import run_demo
 from tests.conftest import REPO
-
-
-@pytest.fixture(scope="module")
-def sample_index(tmp_path_factory) -> Path:
-    index = tmp_path_factory.mktemp("samples-index")
-    report = index_paths([SAMPLES], index)
-    assert report.ok and len(report.added) == 2
-    return index
 
 
 def _server(index: Path) -> StdioServerParameters:

@@ -21,17 +21,6 @@ CELL_091_BBOX = [208.88, 626.12, 224.62, 638.13]
 
 
 @pytest.fixture(scope="module")
-def sample_store(tmp_path_factory: pytest.TempPathFactory):
-    from indexer.pipeline import index_paths
-
-    index_dir = tmp_path_factory.mktemp("view-page-samples")
-    index_paths([SAMPLES], index_dir)
-    store = Store(index_dir)
-    yield store
-    store.close()
-
-
-@pytest.fixture(scope="module")
 def own_store(tmp_path_factory: pytest.TempPathFactory):
     """An index over files this module may move or change, plus one row claiming a docx file."""
     from indexer.pipeline import index_paths

@@ -11,7 +11,11 @@ the index knows about each one:
   that every candidate shares (the company's name in its own 10-K) counts for little;
 - ``phrase``: the share of the question's adjacent word pairs ("gross bookings") found adjacent;
 - ``document``: how strongly the candidates of its document as a whole match, so one stray hit
-  in an unrelated document does not outrank a document that matches throughout.
+  in an unrelated document does not outrank a document that matches throughout;
+- ``number``: for questions whose answer is a quantity ("how many", "what percentage", "which
+  year"), whether a number the question does not contain sits next to the tightest cluster of
+  the question's words: "field deployment study (N=6)" answers, a passage that only discusses
+  the deployment does not.
 
 The weights are few and fixed (see WEIGHTS). The window feature carries the most weight: on the
 dev set, BM25 finds the right document but often the wrong passage of it, and what separates the
@@ -30,9 +34,26 @@ from functools import lru_cache
 from indexer.chunking import split_sentences
 from storage.store import EntryRow, Store
 
-WEIGHTS = {"sparse": 0.25, "dense": 0.15, "window": 0.5, "phrase": 0.1, "document": 0.1}
+WEIGHTS = {
+    "sparse": 0.25,
+    "dense": 0.15,
+    "window": 0.5,
+    "phrase": 0.1,
+    "document": 0.1,
+    "number": 0.1,
+}
+# The number feature looks for a number within NUMBER_MARGIN tokens of the densest SPAN_TOKENS
+# stretch of query terms; on the dev set spans of 10-20 and margins of 2-10 rank the same.
+SPAN_TOKENS = 20
+NUMBER_MARGIN = 5
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
+_NUMBER = re.compile(r"\d[\d.,]*")
+_QUANTITY_QUESTION = re.compile(
+    r"^\s*(how (many|much|long|old|often|large)|(what|which|in what) (percentage|percent|share|"
+    r"proportion|fraction|number|amount|year)|when)\b",
+    re.IGNORECASE,
+)
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between
     both but by can could did do does doing down during each few for from further had has have
@@ -64,9 +85,12 @@ def fuse(
     analysed = {i: analyse(entries[i].text) for i in features}
     weights = _term_weights(terms, [a.vocabulary for a in analysed.values()])
     pairs = set(zip(terms, terms[1:], strict=False))
+    wants_number = bool(_QUANTITY_QUESTION.search(query))
     for entry_id, f in features.items():
         f["window"] = window_coverage(analysed[entry_id], weights)
         f["phrase"] = len(pairs & analysed[entry_id].pairs) / len(pairs) if pairs else 0.0
+        if wants_number:
+            f["number"] = number_near_terms(analysed[entry_id].words, weights, set(terms))
     _document_scores(features, entries)
     scores = {i: sum(WEIGHTS[k] * v for k, v in f.items()) for i, f in features.items()}
     best_per_row: dict[tuple[str, str], int] = {}
@@ -81,12 +105,13 @@ def fuse(
 class Analysed:
     """A candidate text as the features need it: stemmed words per sentence, computed once."""
 
-    __slots__ = ("sentences", "vocabulary", "pairs")
+    __slots__ = ("sentences", "vocabulary", "pairs", "words")
 
     def __init__(self, text: str) -> None:
         self.sentences = [frozenset(tokens(s)) for s in split_sentences(text)] or [frozenset()]
         self.vocabulary = frozenset().union(*self.sentences)
-        words = [w for w in tokens(text) if w not in STOPWORDS]
+        self.words = tokens(text)
+        words = [w for w in self.words if w not in STOPWORDS]
         self.pairs = frozenset(zip(words, words[1:], strict=False))
 
 
@@ -132,6 +157,35 @@ def window_coverage(text: Analysed, weights: dict[str, float]) -> float:
         window = sentences[i] | sentences[i + 1] if i + 1 < len(sentences) else sentences[i]
         best = max(best, sum(w for t, w in weights.items() if t in window))
     return best / total
+
+
+def number_near_terms(words: list[str], weights: dict[str, float], query: set[str]) -> float:
+    """1.0 if a number not in the query lies beside the densest span of query terms, else 0.0."""
+    span = densest_span(words, weights)
+    if span is None:
+        return 0.0
+    start, end = max(0, span[0] - NUMBER_MARGIN), span[1] + NUMBER_MARGIN + 1
+    return float(any(_NUMBER.fullmatch(w) and w not in query for w in words[start:end]))
+
+
+def densest_span(words: list[str], weights: dict[str, float]) -> tuple[int, int] | None:
+    """(first, last) token positions of the SPAN_TOKENS stretch holding the most query weight."""
+    hits = [(position, w) for position, w in enumerate(words) if w in weights]
+    best, best_span = 0.0, None
+    inside: Counter[str] = Counter()
+    first = 0
+    for position, word in hits:
+        inside[word] += 1
+        while hits[first][0] < position - SPAN_TOKENS:
+            leaving = hits[first][1]
+            inside[leaving] -= 1
+            if not inside[leaving]:
+                del inside[leaving]
+            first += 1
+        covered = sum(weights[w] for w in inside)
+        if covered > best:
+            best, best_span = covered, (hits[first][0], position)
+    return best_span
 
 
 def _document_scores(features: dict[int, dict[str, float]], entries: dict[int, EntryRow]) -> None:
