@@ -21,7 +21,7 @@ from pydantic import Field
 from storage.encoder import get_encoder
 from storage.reader import IndexNotFoundError
 from storage.store import Store
-from tools import calculator, documents, guide, outline, pages, search, tables
+from tools import calculator, documents, guide, outline, pages, search, subtree, tables
 from tools import sql as sql_tool
 from tools.errors import ToolError
 from tools.filters import OPERATORS_HELP
@@ -267,6 +267,53 @@ def build_server(index_dir: Path) -> MCPServer:
             raise McpToolError(str(exc)) from None
         return CallToolResult(
             content=[TextContent(type="text", text=f"{result.expression} = {result.text}")],
+            structured_content=result.model_dump(),
+        )
+
+    @server.tool(
+        name="select_subtree",
+        annotations=READ_ONLY,
+        description=(
+            "The tree nodes under one section of a document (by number like '5' or '3.2', "
+            "section_id, or words of its title) or under a node_id, optionally only some "
+            "node_types (section, text, table, image, equation) and pages [from, to]. Returns "
+            "the nodes in document order with bounded text, bbox and ref_table/ref_id (use "
+            "get_table on a table's ref_id), plus counts by type of all matching nodes: "
+            "'how many tables in section 5' is one call."
+        ),
+    )
+    def select_subtree(
+        doc_id: Annotated[str, Field(max_length=64)],
+        section: Annotated[str | None, Field(max_length=200)] = None,
+        node_id: Annotated[str | None, Field(max_length=100)] = None,
+        node_types: Annotated[list[str] | None, Field(max_length=5)] = None,
+        pages: Annotated[list[int] | None, Field(min_length=2, max_length=2)] = None,
+        limit: Annotated[int, Field(ge=1, le=subtree.MAX_NODES)] = 50,
+        offset: Annotated[int, Field(ge=0)] = 0,
+    ) -> CallToolResult:
+        try:
+            result = subtree.select_subtree(
+                store, doc_id, section, node_id, node_types, pages, limit, offset
+            )
+        except ToolError as exc:
+            raise McpToolError(str(exc)) from None
+        lines = [
+            f"Under {result.root.title or result.root.node_id} ({result.root.node_id}): "
+            + ", ".join(f"{n} {t}" for t, n in sorted(result.counts.items())),
+            "",
+            "| node_id | type | page | ref | bbox | text |",
+            "|---|---|---|---|---|---|",
+        ]
+        for n in result.nodes:
+            text = (n.text or n.title or "").replace("|", "\\|").replace("\n", " ")[:200]
+            lines.append(
+                f"| {n.node_id} | {n.node_type} | {n.page_start} | {n.ref_table}:{n.ref_id} | "
+                f"{n.bbox or ''} | {text} |"
+            )
+        if result.note:
+            lines += ["", result.note]
+        return CallToolResult(
+            content=[TextContent(type="text", text="\n".join(lines))],
             structured_content=result.model_dump(),
         )
 

@@ -108,5 +108,16 @@ def test_outline_then_subtree_pages(corpus_index) -> None:
             assert levels == {1, 2, 3, 4}
             resource = await client.read_resource(f"docsym://documents/{doc_id}/outline")
             assert "Error handling" in resource.contents[0].text
+            chapter = await client.call_tool(
+                "select_subtree",
+                {"doc_id": doc_id, "section": "Error handling", "node_types": ["text"], "limit": 5},
+            )
+            nodes = chapter.structured_content["nodes"]
+            assert nodes and chapter.structured_content["counts"]["text"] >= len(nodes)
+            first = nodes[0]
+            page = await client.call_tool(
+                "view_page", {"doc_id": doc_id, "page_number": first["page_start"], "dpi": 50}
+            )
+            assert not page.is_error and any(c.type == "image" for c in page.content)
 
     anyio.run(scenario)
