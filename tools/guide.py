@@ -18,6 +18,8 @@ Tools (all read-only):
   chunks, pages, section titles, table captions/summaries, figure captions and titles, re-ranked.
 - vector_search(query, collection, table_name, column_name, filter, limit): one collection
   ('bm25' or 'minilm') over one encodable view, e.g. tables.summary or sections.title.
+- get_outline(doc_id, depth): the section tree; select_subtree(doc_id, section, node_types,
+  pages): the nodes under a section, by type and page range, with counts (how many tables...).
 - get_table(table_id, format): a table as markdown, HTML or cells with header paths;
   lookup_cells(table_id, row_path_contains, col_path_contains): the data cells at given headers.
 - view_page(doc_id, page_number, bounding_box, dpi, highlights): a PNG of a page or region.
