@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -137,10 +139,8 @@ def build_server(index_dir: Path) -> MCPServer:
         doc_id: Annotated[str, Field(description="From list_documents.", max_length=64)],
         depth: Annotated[int, Field(ge=1, le=outline.MAX_DEPTH)] = 3,
     ) -> CallToolResult:
-        try:
+        with _refusals():
             result = outline.get_outline(store, doc_id, depth)
-        except (IndexNotFoundError, ToolError) as exc:
-            raise McpToolError(str(exc)) from None
         return CallToolResult(
             content=[TextContent(type="text", text=result.to_markdown())],
             structured_content=result.model_dump(),
@@ -167,10 +167,8 @@ def build_server(index_dir: Path) -> MCPServer:
             list[list[float]] | None, Field(description="boxes to draw", max_length=50)
         ] = None,
     ) -> CallToolResult:
-        try:
+        with _refusals():
             image = pages.view_page(store, doc_id, page_number, bounding_box, dpi, highlights)
-        except ToolError as exc:
-            raise McpToolError(str(exc)) from None
         summary = (
             f"doc {image.doc_id} page {image.page_number}, region {image.bbox}, "
             f"{image.width_px}x{image.height_px} px at {image.dpi} dpi"
@@ -202,10 +200,8 @@ def build_server(index_dir: Path) -> MCPServer:
         format: Annotated[str, Field(description="markdown, html or cells")] = "markdown",
         max_cells: Annotated[int, Field(ge=1, le=tables.MAX_CELLS)] = 2000,
     ) -> CallToolResult:
-        try:
+        with _refusals():
             view = tables.get_table(store, table_id, format, max_cells)
-        except ToolError as exc:
-            raise McpToolError(str(exc)) from None
         head = f"{view.label or view.table_id} (doc {view.doc_id}, page {view.page_number}, "
         head += f"bbox {view.bbox}): {view.caption or ''}"
         body = view.content or f"{len(view.cells)} cells in structured content"
@@ -230,12 +226,10 @@ def build_server(index_dir: Path) -> MCPServer:
         col_path_contains: Annotated[list[str] | None, Field(max_length=10)] = None,
         limit: Annotated[int, Field(ge=1, le=tables.MAX_LOOKUP)] = 50,
     ) -> CallToolResult:
-        try:
+        with _refusals():
             cells = tables.lookup_cells(
                 store, table_id, row_path_contains, col_path_contains, limit
             )
-        except ToolError as exc:
-            raise McpToolError(str(exc)) from None
         lines = [
             "| cell_id | row_path | col_path | text | value | unit |",
             "|---|---|---|---|---|---|",
@@ -261,10 +255,8 @@ def build_server(index_dir: Path) -> MCPServer:
     def calculate(
         expr: Annotated[str, Field(description="e.g. pct_change(91.2, 94.1)", max_length=2000)],
     ) -> CallToolResult:
-        try:
+        with _refusals():
             result = calculator.calculate(expr)
-        except ToolError as exc:
-            raise McpToolError(str(exc)) from None
         return CallToolResult(
             content=[TextContent(type="text", text=f"{result.expression} = {result.text}")],
             structured_content=result.model_dump(),
@@ -291,12 +283,10 @@ def build_server(index_dir: Path) -> MCPServer:
         limit: Annotated[int, Field(ge=1, le=subtree.MAX_NODES)] = 50,
         offset: Annotated[int, Field(ge=0)] = 0,
     ) -> CallToolResult:
-        try:
+        with _refusals():
             result = subtree.select_subtree(
                 store, doc_id, section, node_id, node_types, pages, limit, offset
             )
-        except ToolError as exc:
-            raise McpToolError(str(exc)) from None
         lines = [
             f"Under {result.root.title or result.root.node_id} ({result.root.node_id}): "
             + ", ".join(f"{n} {t}" for t, n in sorted(result.counts.items())),
@@ -373,14 +363,20 @@ def build_server(index_dir: Path) -> MCPServer:
     return server
 
 
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """Turn a tool's refusal (bad argument, unknown id, no index yet) into an MCP tool error
+    whose text tells the client how to fix the call."""
+    try:
+        yield
+    except (IndexNotFoundError, ToolError) as exc:
+        raise McpToolError(str(exc)) from None
+
+
 def _table(call) -> CallToolResult:
     """Run a tool function; render its TableResult as markdown plus structured content."""
-    try:
+    with _refusals():
         result: TableResult = call()
-    except IndexNotFoundError as exc:
-        raise McpToolError(str(exc)) from None
-    except ToolError as exc:
-        raise McpToolError(str(exc)) from None
     return CallToolResult(
         content=[TextContent(type="text", text=result.to_markdown())],
         structured_content=result.model_dump(),
@@ -388,10 +384,8 @@ def _table(call) -> CallToolResult:
 
 
 def _search(call) -> CallToolResult:
-    try:
+    with _refusals():
         result: search.SearchResult = call()
-    except (IndexNotFoundError, ToolError) as exc:
-        raise McpToolError(str(exc)) from None
     lines = ["| # | score | view | doc_id | page | bbox | text |", "|---|---|---|---|---|---|---|"]
     for hit in result.hits:
         text = hit.text.replace("|", "\\|").replace("\n", " ")[:300]

@@ -19,8 +19,6 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from docsym.demo import SAMPLES
-from indexer.pipeline import index_paths
 from mcp_server.http import is_loopback, security_settings, warn_if_exposed
 from tests.conftest import REPO
 
@@ -45,14 +43,6 @@ class RunningServer:
     port: int
     stdout: Path
     stderr: Path
-
-
-@pytest.fixture(scope="module")
-def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    index = tmp_path_factory.mktemp("http-samples-index")
-    report = index_paths([SAMPLES], index)
-    assert report.ok and len(report.added) == 2
-    return index
 
 
 @pytest.fixture(scope="module")
