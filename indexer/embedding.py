@@ -42,18 +42,32 @@ def build_entries(rows: dict[str, list[dict]]) -> list[Entry]:
 
 
 def embed_entries(
-    entries: list[Entry], rows: dict[str, list[dict]], encoder: Encoder
+    entries: list[Entry],
+    rows: dict[str, list[dict]],
+    encoder: Encoder,
+    known: dict[str, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """A (len(entries), dim) matrix of L2-normalised vectors."""
-    direct = [i for i, e in enumerate(entries) if (e.table_name, e.column_name) not in POOLED]
-    vectors: dict[int, np.ndarray] = {}
+    """A (len(entries), dim) matrix of L2-normalised vectors.
+
+    ``known`` holds vectors already computed for some texts (entity names, encoded for entity
+    resolution): those are not encoded again.
+    """
+    known = known or {}
+    vectors: dict[int, np.ndarray] = {
+        i: known[e.text] for i, e in enumerate(entries) if e.text in known
+    }
+    direct = [
+        i
+        for i, e in enumerate(entries)
+        if (e.table_name, e.column_name) not in POOLED and i not in vectors
+    ]
     for i, vector in zip(
         direct, encode_texts([entries[i].text for i in direct], encoder), strict=True
     ):
         vectors[i] = vector
     chunk_vectors = {
-        entries[i].primary_key: vectors[i]
-        for i in direct
+        entries[i].primary_key: vector
+        for i, vector in vectors.items()
         if (entries[i].table_name, entries[i].column_name) == ("chunks", "text")
     }
     pools = _pools(rows, chunk_vectors)

@@ -9,9 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from indexer.discover import discover, doc_id_for, file_format, sha256_of
 from indexer.embedding import build_entries, embed_entries
 from indexer.errors import ParseError
+from indexer.graph import build_graph
 from indexer.model import ParsedDocument
 from indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
 from indexer.summaries import LlmSummariser, summarise_document, summariser_from_env
@@ -82,9 +85,14 @@ class _Sinks:
         self.vectors.remove_documents(self.vectors.doc_ids() - in_db)
         return in_db - self.vectors.embedded_doc_ids(self.encoder.collection)
 
-    def write(self, rows: dict[str, list[dict]], replaces: list[str]) -> None:
+    def write(
+        self,
+        rows: dict[str, list[dict]],
+        replaces: list[str],
+        known: dict[str, np.ndarray] | None = None,
+    ) -> None:
         entries = build_entries(rows)
-        matrix = embed_entries(entries, rows, self.encoder)
+        matrix = embed_entries(entries, rows, self.encoder, known)
         if not self._collection_ready:
             self.vectors.ensure_collection(
                 self.encoder.collection, self.encoder.model_name, self.encoder.dim
@@ -181,7 +189,10 @@ def _index_one(plan: _Plan, sinks: _Sinks, report: IndexReport) -> int:
     facts = FileFacts(plan.doc_id, plan.path, plan.sha256, plan.path.stat().st_size)
     summaries = summarise_document(parsed, llm=sinks.llm)
     report.warnings.extend((path, f"LLM summariser: {e}") for e in summaries.llm_errors)
-    sinks.write(build_rows(facts, parsed, summaries), plan.replaces)
+    rows = build_rows(facts, parsed, summaries)
+    graph = build_graph(plan.doc_id, rows, sinks.encoder.encode, sinks.encoder.dim)
+    rows.update(graph.rows)
+    sinks.write(rows, plan.replaces, known=graph.vectors)
     (report.updated if plan.is_update else report.added).append(path)
     if NO_TEXT_WARNING in parsed.warnings:
         report.no_text.append(path)

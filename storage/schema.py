@@ -341,6 +341,75 @@ TABLES: tuple[Table, ...] = (
         ),
         indexes=("doc_id",),
     ),
+    Table(
+        "entities",
+        "Named things found in each document without an LLM (indexer/entities.py): methods, "
+        "datasets, metrics, organisations, people, acronyms with their expansions, defined terms, "
+        "tables and figures (by label), table headers, citations. Mentions of one thing are merged "
+        "per document by gradient-based entity resolution (BookRAG); other spellings are aliases.",
+        (
+            _id("entity_id", "Entity id: '<doc_id>-e<n>'."),
+            _doc_id(),
+            Column(
+                "name",
+                "VARCHAR",
+                "Canonical name (an acronym's long form, else the most frequent spelling).",
+                encodable=True,
+            ),
+            Column(
+                "entity_type",
+                "VARCHAR",
+                "One of: method, dataset, metric, software, organisation, person, term, acronym, "
+                "name, table, figure, header, citation, concept.",
+            ),
+            Column("aliases", "VARCHAR[]", "Other spellings met in the document (e.g. 'DPR')."),
+            Column(
+                "description",
+                "VARCHAR",
+                "Acronym definition, table/figure caption, or the first sentence mentioning it.",
+            ),
+            Column("mention_count", "INTEGER", "Number of mentions in the document."),
+            Column("node_count", "INTEGER", "Number of tree nodes mentioning it."),
+            _page("First page mentioning it"),
+        ),
+        indexes=("doc_id",),
+    ),
+    Table(
+        "relations",
+        "Edges of the entity graph. relation is co_occurs (same sentence), is_a ('X is a Y'), "
+        "cites (X followed by a citation), mentions (a table or figure caption names X) or "
+        "header_of (a header cell of a table). Evidence nodes are tree_nodes.node_id values.",
+        (
+            _id("relation_id", "Relation id: '<doc_id>-r<n>'."),
+            _doc_id(),
+            Column("source_id", "VARCHAR", "Entity the edge starts from (entities.entity_id)."),
+            Column("target_id", "VARCHAR", "Entity the edge ends at (entities.entity_id)."),
+            Column("relation", "VARCHAR", "co_occurs, is_a, cites, mentions or header_of."),
+            Column("weight", "INTEGER", "Number of sentences or cells giving this edge."),
+            Column(
+                "evidence_node_ids",
+                "VARCHAR[]",
+                "Tree nodes where the edge was seen (at most 20, document order).",
+            ),
+            Column("evidence", "VARCHAR", "The first sentence giving the edge (trimmed)."),
+            _page("Page of the first evidence"),
+        ),
+        indexes=("doc_id", "source_id", "target_id"),
+    ),
+    Table(
+        "entity_links",
+        "GT-links (BookRAG): which tree nodes mention which entity, so an entity selects the "
+        "sections, text, tables and figures it appears in.",
+        (
+            _id("link_id", "Link id: '<entity_id>-n<node ordinal>'."),
+            Column("entity_id", "VARCHAR", "The entity (entities.entity_id).", nullable=False),
+            Column("node_id", "VARCHAR", "The tree node (tree_nodes.node_id).", nullable=False),
+            _doc_id(),
+            Column("mention_count", "INTEGER", "Mentions of the entity in that node."),
+            _page("First page of the node"),
+        ),
+        indexes=("doc_id", "entity_id", "node_id"),
+    ),
 )
 
 META_TABLE = "docsym_meta"
