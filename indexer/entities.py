@@ -44,6 +44,10 @@ LEADING_FUNCTION_WORDS = frozenset(
     appendix equation eq chapter part note see also however moreover furthermore thus therefore
     hence here there then after before during since although though because unlike like""".split()  # noqa: SIM905
 )
+CALENDAR_WORDS = frozenset(
+    """january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday""".split()  # noqa: SIM905
+)
 ORGANISATION_WORDS = frozenset(
     """university institute institution inc inc. corp corp. corporation company co. ltd ltd.
     llc plc laboratory laboratories lab labs foundation association agency department ministry
@@ -110,7 +114,8 @@ class ExplicitRelation:
 
 
 class ProperNouns:
-    """Which single words the document writes capitalised in mid-sentence most of the time."""
+    """Which single words the document writes capitalised in mid-sentence most of the time,
+    and which it writes in lower case often (so 'CREDIT' in a capitals heading is no acronym)."""
 
     def __init__(self, sentences: Iterable[str]) -> None:
         upper: Counter[str] = Counter()
@@ -124,6 +129,7 @@ class ProperNouns:
                     upper[word] += 1
                 elif word.islower():
                     lower[word] += 1
+        self._common = {w for w, n in lower.items() if n >= 2}
         self._proper = {
             w
             for w, n in upper.items()
@@ -132,6 +138,9 @@ class ProperNouns:
 
     def __contains__(self, word: str) -> bool:
         return word in self._proper
+
+    def is_common_word(self, word: str) -> bool:
+        return word.lower() in self._common or word.lower() in LEADING_FUNCTION_WORDS
 
 
 def extract_mentions(
@@ -296,7 +305,7 @@ def _names(sentence: str, proper: ProperNouns, authors: frozenset[str]) -> Itera
     n = 0
     while n < len(words):
         word = words[n].group()
-        if _is_identifier(word):
+        if _is_identifier(word) and not (word.isalpha() and proper.is_common_word(word)):
             after = sentence[words[n].end() :]
             yield Mention(
                 word.rstrip("."),
@@ -364,7 +373,7 @@ def _name_from_run(
         run = run[:-1]
     if not run:
         return
-    if len(run) == 1 and (first == 0 or run[0] not in proper):
+    if len(run) == 1 and (first == 0 or run[0] not in proper or run[0].lower() in CALENDAR_WORDS):
         return
     if first == 0 and len(run) == 2 and run[1] not in proper and run[0] not in proper:
         return  # "Results show" at the start of a sentence is not a name

@@ -127,6 +127,8 @@ def index_paths(
         try:
             sinks = _Sinks(writer, vectors, get_encoder(model_name))
             stale = sinks.reconcile()
+            if writer.outdated:
+                stale |= {doc_id for doc_id, _ in writer.documents_by_path().values()}
             plans = _plan(files, writer.documents_by_path(), stale, report)
             progress.start(len(plans))
             for plan in plans:
@@ -135,6 +137,8 @@ def index_paths(
                 progress.file_done(plan.path, pages)
             if prune:
                 _prune(sinks, report)
+            if writer.outdated:
+                writer.mark_schema_current()
             vectors.checkpoint()
         finally:
             vectors.close()

@@ -23,7 +23,8 @@ from pydantic import Field
 from storage.encoder import get_encoder
 from storage.reader import IndexNotFoundError
 from storage.store import Store
-from tools import calculator, documents, guide, outline, pages, search, subtree, tables
+from tools import calculator, documents, entities, guide, outline, pages, search, subtree, tables
+from tools import rank_nodes as rank
 from tools import sql as sql_tool
 from tools.errors import ToolError
 from tools.filters import OPERATORS_HELP
@@ -299,6 +300,93 @@ def build_server(index_dir: Path) -> MCPServer:
             lines.append(
                 f"| {n.node_id} | {n.node_type} | {n.page_start} | {n.ref_table}:{n.ref_id} | "
                 f"{n.bbox or ''} | {text} |"
+            )
+        if result.note:
+            lines += ["", result.note]
+        return CallToolResult(
+            content=[TextContent(type="text", text="\n".join(lines))],
+            structured_content=result.model_dump(),
+        )
+
+    @server.tool(
+        name="find_entities",
+        annotations=READ_ONLY,
+        description=(
+            "Entities (methods, datasets, metrics, organisations, people, acronyms, defined "
+            "terms, tables, figures, table headers, citations) by name or alias: exact, fuzzy "
+            "and semantic matches, each with the sections it is linked to (node_id, title, "
+            "pages) and its strongest neighbours in the entity graph. Use it to find where a "
+            "thing is discussed, then select_subtree or rank_nodes on those sections."
+        ),
+    )
+    def find_entities(
+        query: Annotated[str, Field(description="An entity name, e.g. 'DPR'", max_length=200)],
+        doc_id: Annotated[str | None, Field(max_length=64)] = None,
+        entity_types: Annotated[list[str] | None, Field(max_length=14)] = None,
+        limit: Annotated[int, Field(ge=1, le=entities.MAX_LIMIT)] = 10,
+    ) -> CallToolResult:
+        with _refusals():
+            result = entities.find_entities(store, query, doc_id, entity_types, limit)
+        lines = ["| entity | type | aliases | doc_id | mentions | sections (node: pages) |"]
+        lines.append("|---|---|---|---|---|---|")
+        for hit in result.hits:
+            sections = "; ".join(
+                f"{s.title or s.node_id} ({s.node_id}: p{s.page_start}-{s.page_end})"
+                for s in hit.sections
+            )
+            lines.append(
+                f"| {hit.name} ({hit.entity_id}, {hit.matched}) | {hit.entity_type} | "
+                f"{', '.join(hit.aliases[:5])} | {hit.doc_id} | {hit.mention_count} | "
+                f"{sections.replace('|', '/')} |"
+            )
+        if result.note:
+            lines += ["", result.note]
+        return CallToolResult(
+            content=[TextContent(type="text", text="\n".join(lines))],
+            structured_content=result.model_dump(),
+        )
+
+    @server.tool(
+        name="rank_nodes",
+        annotations=READ_ONLY,
+        description=(
+            "Rank the nodes of a document, or of one section (by number, id or title words) or "
+            "node, for a question: graph (personalized PageRank from the question's entities "
+            "over the entity graph, mapped to nodes), text (semantic similarity) and optionally "
+            "lexical (BM25). Returns the Pareto frontier (skyline) over the chosen criteria, "
+            "not a fixed top-k; layers=2 adds the next frontier. Each node says which scores "
+            "put it there. Then view_page or run_sql on the nodes you need."
+        ),
+    )
+    def rank_nodes(
+        query: Annotated[str, Field(description="The question.", max_length=2000)],
+        doc_id: Annotated[str, Field(max_length=64)],
+        section: Annotated[str | None, Field(max_length=200)] = None,
+        node_id: Annotated[str | None, Field(max_length=100)] = None,
+        criteria: Annotated[
+            list[str] | None, Field(description="graph, text, lexical", max_length=3)
+        ] = None,
+        node_types: Annotated[list[str] | None, Field(max_length=5)] = None,
+        layers: Annotated[int, Field(ge=1, le=rank.MAX_LAYERS)] = 1,
+        limit: Annotated[int, Field(ge=1, le=rank.MAX_LIMIT)] = 10,
+    ) -> CallToolResult:
+        with _refusals():
+            result = rank.rank_nodes(
+                store, query, doc_id, section, node_id, criteria, node_types, layers, limit
+            )
+        lines = [
+            f"{len(result.nodes)} of {result.scope_nodes} nodes under {result.scope_node_id}; "
+            f"seeds: {', '.join(result.seeds[:8]) or 'none'}",
+            "",
+            "| node_id | type | page | ref | scores | why | text |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for n in result.nodes:
+            text = (n.text or n.title or "").replace("|", "\\|").replace("\n", " ")[:200]
+            scores = ", ".join(f"{k} {v:.3f}" for k, v in n.scores.items())
+            lines.append(
+                f"| {n.node_id} | {n.node_type} | {n.page_start} | {n.ref_table}:{n.ref_id} | "
+                f"{scores} | {n.why} | {text} |"
             )
         if result.note:
             lines += ["", result.note]

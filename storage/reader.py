@@ -49,6 +49,11 @@ class IndexReader:
                 self._identity = identity
             return self._con.cursor()
 
+    def generation(self) -> tuple[int, int]:
+        """Identity of the published index file: changes when the indexer publishes."""
+        with self._lock:
+            return self._current_identity()
+
     def _current_identity(self) -> tuple[int, int]:
         try:
             st = os.stat(self.paths.duckdb)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: entities, relations, entity_links
 
 BBOX_NOTE = "[x0, y0, x1, y1] in PDF points, origin top-left of the page"
 
@@ -409,6 +409,42 @@ TABLES: tuple[Table, ...] = (
             _page("First page of the node"),
         ),
         indexes=("doc_id", "entity_id", "node_id"),
+    ),
+    Table(
+        "table_summaries",
+        "Row- and column-level summaries of every table (HD-RAG's RCL corpus): one per row path "
+        "and per column path at each header level, naming the path and the values it spans, "
+        "e.g. 'Table 2 (…) — row Revenue › Mobility: 2021 = 6,953; 2020 = 6,089'. Search them to "
+        "find the table and the region of it that answers a question, then read exact cells in "
+        "table_cells with list_has_all(row_path, path) / list_has_all(col_path, path).",
+        (
+            _id(
+                "summary_id",
+                "Summary id: '<table_id>-row<ordinal>' or '<table_id>-col<ordinal>' (0-based, "
+                "in table order, outer levels before the inner levels under them).",
+            ),
+            Column("table_id", "VARCHAR", "Table summarised (tables.table_id).", nullable=False),
+            _doc_id(),
+            Column("axis", "VARCHAR", "'row' (a row path) or 'col' (a column path)."),
+            Column("level", "INTEGER", "Header level of the path: 1 for the outermost label."),
+            Column(
+                "path",
+                "VARCHAR[]",
+                "The header path summarised, outermost first; a prefix of the row_path (axis "
+                "'row') or col_path (axis 'col') of every table_cells data cell it covers.",
+            ),
+            Column(
+                "text",
+                "VARCHAR",
+                "The summary: table label and caption, the path, then 'label = value' for each "
+                "data cell it spans (cut with '… (+N more)' past about 480 characters).",
+                encodable=True,
+            ),
+            _page("Page of the table"),
+            _bbox("the cells the path spans (the table's box when cells have none)"),
+            Column("cell_count", "INTEGER", "Number of data cells the path spans."),
+        ),
+        indexes=("table_id", "doc_id"),
     ),
 )
 

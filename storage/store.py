@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import apsw
 import numpy as np
@@ -25,6 +27,7 @@ from storage.vector_index import VectorIndex, load_from_sqlite
 from storage.vectors import BM25, Entry, connect, vec_table
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,7 @@ class Store:
         self._con: apsw.Connection | None = None
         self._identity: tuple[int, int] | None = None
         self._dense: dict[str, tuple[int, VectorIndex]] = {}
+        self._derived: dict[str, tuple[tuple, object]] = {}
 
     # -- DuckDB ------------------------------------------------------------------------------
     def sql(self):
@@ -129,6 +133,33 @@ class Store:
                 ids,
             )
             return {r[-1]: EntryRow(*r) for r in rows}
+
+    def entry_keys(self, where: str, params: list) -> dict[int, tuple[str, str, str]]:
+        """id -> (table_name, column_name, primary_key) of the entries matching ``where``."""
+        with self._lock:
+            rows = self._vectors().execute(
+                f"SELECT id, table_name, column_name, primary_key FROM entries e WHERE {where}",
+                params,
+            )
+            return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def derived(self, name: str, build: Callable[[Store], T]) -> T:
+        """A structure built from the index (e.g. the entity graph), kept until the index
+        changes: rebuilt when a new DuckDB generation or new vectors are published."""
+        generation = (self.reader.generation(), self._vector_generation())
+        with self._lock:
+            cached = self._derived.get(name)
+            if cached is not None and cached[0] == generation:
+                return cached[1]
+        value = build(self)
+        with self._lock:
+            self._derived[name] = (generation, value)
+        return value
+
+    def _vector_generation(self) -> tuple:
+        with self._lock:
+            con = self._vectors()
+            return (self._identity, con.execute("PRAGMA data_version").fetchone()[0])
 
     def entry_ids(self, where: str, params: list) -> list[int]:
         with self._lock:

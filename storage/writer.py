@@ -146,16 +146,24 @@ class IndexWriter:
         found = self.con.execute(
             f"SELECT value FROM {schema.META_TABLE} WHERE key = 'schema_version'"
         ).fetchone()
-        if found is None:
-            self.con.execute(
-                f"INSERT INTO {schema.META_TABLE} VALUES ('schema_version', ?)",
-                [str(schema.SCHEMA_VERSION)],
-            )
-        elif int(found[0]) > schema.SCHEMA_VERSION:
+        if found is not None and int(found[0]) > schema.SCHEMA_VERSION:
             raise RuntimeError(
                 f"index schema version {found[0]} is newer than this docsym "
                 f"({schema.SCHEMA_VERSION}); upgrade docsym"
             )
+        has_documents = self.con.execute("SELECT count(*) FROM documents").fetchone()[0] > 0
+        # Documents written by an older docsym lack the newer views: index them again.
+        self.outdated = has_documents and (found is None or int(found[0]) < schema.SCHEMA_VERSION)
+        if not self.outdated:
+            self.mark_schema_current()
+
+    def mark_schema_current(self) -> None:
+        """Record that every document has the current schema's rows (after re-indexing them)."""
+        self.con.execute(
+            f"INSERT OR REPLACE INTO {schema.META_TABLE} VALUES ('schema_version', ?)",
+            [str(schema.SCHEMA_VERSION)],
+        )
+        self._dirty = True
 
     def _acquire_lock(self) -> None:
         self._lock_file = open(self.paths.lock, "a+")  # noqa: SIM115 (held for the whole run)

@@ -20,6 +20,10 @@ Tools (all read-only):
   ('bm25' or 'minilm') over one encodable view, e.g. tables.summary or sections.title.
 - get_outline(doc_id, depth): the section tree; select_subtree(doc_id, section, node_types,
   pages): the nodes under a section, by type and page range, with counts (how many tables...).
+- find_entities(query, doc_id): entities (methods, datasets, acronyms, tables, headers ...) by
+  name or alias, with the sections they are linked to.
+- rank_nodes(query, doc_id, section, criteria): the nodes of a document or section on the
+  Pareto frontier of graph (entity PageRank), text (semantic) and lexical (BM25) relevance.
 - get_table(table_id, format): a table as markdown, HTML or cells with header paths;
   lookup_cells(table_id, row_path_contains, col_path_contains): the data cells at given headers.
 - view_page(doc_id, page_number, bounding_box, dpi, highlights): a PNG of a page or region.
@@ -36,6 +40,22 @@ Hints:
 - Cite every fact with doc_id, page_number and bbox; use view_page on a bbox to check a figure,
   a table or an equation visually.
 - Results are capped; notes say what was cut and how to get the rest (LIMIT/OFFSET, filters).
+"""
+
+
+PLANS = """\
+Plans (BookRAG): first decide what kind of question it is.
+- Single-hop (one fact in one place): extract the entity or section the question names ->
+  find_entities (Select_by_Entity) or get_outline + the section (Select_by_Section) ->
+  rank_nodes(query, doc_id, section) -> read the frontier nodes (run_sql on ref_table/ref_id,
+  view_page on their bbox) -> answer with citations. hybrid_search is the shortcut when the
+  document is not known yet.
+- Multi-hop (needs an intermediate answer): decompose into single-hop sub-questions, answer
+  the first, put its answer into the next, and run the single-hop plan for each.
+- Global aggregation (how many, list all, compare across sections): filter instead of
+  searching: select_subtree(doc_id, section, node_types=['table'], pages=[a, b]) gives counts
+  by type; run_sql over tree_nodes, tables, entities or table_cells counts, sums and groups
+  exactly (e.g. SELECT count(*) FROM tree_nodes WHERE node_type = 'table' AND ...).
 """
 
 
@@ -67,6 +87,7 @@ def agent_prompt(question: str, store: Store | None = None) -> str:
             "fact as (doc_id, page_number, bbox). If the documents do not hold the answer, say so.",
             "",
             TOOLS_OVERVIEW,
+            PLANS,
             HINTS,
             schema_text(store),
             "",

@@ -61,7 +61,7 @@ def select_subtree(
 ) -> Subtree:
     _check(node_types, pages, limit, offset)
     con = store.sql()
-    root_id = _resolve_root(con, doc_id, section, node_id)
+    root_id = resolve_root(con, doc_id, section, node_id)
     types = list(node_types or NODE_TYPES)
     first, last = pages if pages else (1, 1_000_000)
     matching = f"""
@@ -74,9 +74,10 @@ def select_subtree(
                t.ref_table, t.ref_id, t.ordinal
         FROM tree_nodes t JOIN sub USING (node_id)
         WHERE t.node_id <> ? AND t.node_type IN ({", ".join("?" * len(types))})
-          AND coalesce(t.page_end, t.page_start) >= ? AND t.page_start <= ?
+          AND (? OR (coalesce(t.page_end, t.page_start) >= ? AND t.page_start <= ?))
     """
-    params = [root_id, root_id, *types, first, last]
+    # No page filter: every node, including those of formats without pages (NULL page range).
+    params = [root_id, root_id, *types, not pages, first, last]
     counts = dict(
         con.execute(
             f"SELECT node_type, count(*) FROM ({matching}) GROUP BY node_type", params
@@ -84,7 +85,7 @@ def select_subtree(
     )
     rows = con.execute(f"{matching} ORDER BY t.ordinal LIMIT ? OFFSET ?", [*params, limit, offset])
     nodes = [SubtreeNode(**dict(zip(_FIELDS, r[:8], strict=True))) for r in rows.fetchall()]
-    _fill_from_views(con, nodes)
+    fill_from_views(con, nodes)
     root = _node(con, root_id)
     total = sum(counts.values())
     note = None
@@ -119,7 +120,7 @@ def _check(node_types, pages, limit: int, offset: int) -> None:
         raise ToolError(f"offset must be >= 0, got {offset}")
 
 
-def _resolve_root(con, doc_id: str, section: str | None, node_id: str | None) -> str:
+def resolve_root(con, doc_id: str, section: str | None, node_id: str | None) -> str:
     if con.execute("SELECT 1 FROM documents WHERE doc_id = ?", [doc_id]).fetchone() is None:
         raise NotFoundError(f"no document {doc_id!r}; call list_documents for the doc_ids")
     if node_id:
@@ -156,7 +157,7 @@ def _node(con, node_id: str) -> SubtreeNode:
     return SubtreeNode(**dict(zip(_FIELDS, row.fetchone(), strict=True)))
 
 
-def _fill_from_views(con, nodes: list[SubtreeNode]) -> None:
+def fill_from_views(con, nodes: list[SubtreeNode]) -> None:
     """Add each leaf's bounded text and, where its row has one, its bbox."""
     by_table: dict[str, list[SubtreeNode]] = {}
     for node in nodes:

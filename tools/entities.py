@@ -1,0 +1,164 @@
+"""``find_entities``: BookRAG's Select_by_Entity. Entities by name or alias (exact, fuzzy and
+semantic), each with the sections it is linked to through the GT-links, so the next step can
+select those sections' subtrees or rank their nodes."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from indexer.entities import normalise_name
+from storage.store import Store
+from tools.errors import NotFoundError, ToolError
+from tools.graph import EntityGraph, entity_graph
+
+MAX_LIMIT = 50
+SECTIONS_PER_ENTITY = 5
+FUZZY_MIN = 0.86  # Jaro-Winkler similarity of names for a fuzzy match
+SEMANTIC_MIN = 0.55  # cosine similarity of MiniLM name vectors for a semantic match
+
+
+class LinkedSection(BaseModel):
+    node_id: str
+    section_id: str | None
+    title: str | None
+    page_start: int | None
+    page_end: int | None
+    mentions: int = Field(description="mentions of the entity in this section's own nodes")
+
+
+class EntityHit(BaseModel):
+    entity_id: str
+    doc_id: str
+    name: str
+    entity_type: str
+    aliases: list[str]
+    description: str | None
+    mention_count: int
+    score: float
+    matched: str = Field(description="exact, alias, fuzzy or semantic")
+    sections: list[LinkedSection]
+    neighbours: list[str] = Field(description="most strongly related entities (names)")
+
+
+class EntityResult(BaseModel):
+    query: str
+    hits: list[EntityHit]
+    note: str | None = None
+
+
+def find_entities(
+    store: Store,
+    query: str,
+    doc_id: str | None = None,
+    entity_types: list[str] | None = None,
+    limit: int = 10,
+) -> EntityResult:
+    if not query.strip():
+        raise ToolError("query is empty: give an entity name, e.g. 'BM25' or 'Natural Questions'")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ToolError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+    con = store.sql()
+    if (
+        doc_id
+        and con.execute("SELECT 1 FROM documents WHERE doc_id = ?", [doc_id]).fetchone() is None
+    ):
+        raise NotFoundError(f"no document {doc_id!r}; call list_documents for the doc_ids")
+    graph = entity_graph(store)
+    scores = _lexical(con, graph, query, doc_id)
+    for entity_id, similarity in _semantic(store, query, doc_id):
+        if similarity >= SEMANTIC_MIN and entity_id not in scores:
+            scores[entity_id] = (similarity, "semantic")
+    if entity_types:
+        scores = {i: s for i, s in scores.items() if graph.entities[i].entity_type in entity_types}
+    ranked = sorted(
+        scores.items(), key=lambda item: (-item[1][0], -graph.entities[item[0]].mention_count)
+    )[:limit]
+    hits = [_hit(con, graph, entity_id, score, how) for entity_id, (score, how) in ranked]
+    note = None
+    if not hits:
+        note = "No entity matches; try another spelling, hybrid_search, or drop the doc_id."
+    return EntityResult(query=query, hits=hits, note=note)
+
+
+def _lexical(con, graph: EntityGraph, query: str, doc_id: str | None) -> dict:
+    key = normalise_name(query)
+    scores: dict[str, tuple[float, str]] = {}
+    for entity_id in graph.by_key.get(key, []):
+        info = graph.entities[entity_id]
+        if doc_id is None or info.doc_id == doc_id:
+            exact = normalise_name(info.name) == key
+            scores[entity_id] = (1.0 if exact else 0.98, "exact" if exact else "alias")
+    rows = con.execute(
+        """
+        SELECT entity_id, similarity FROM (
+            SELECT entity_id, name, greatest(
+                jaro_winkler_similarity(lower(name), $key),
+                coalesce(list_max(list_transform(
+                    aliases, lambda a: jaro_winkler_similarity(lower(a), $key))), 0)
+            ) AS similarity
+            FROM entities WHERE $doc IS NULL OR doc_id = $doc
+        )
+        WHERE similarity >= $fuzzy OR contains(lower(name), $key)
+        """,
+        {"key": key, "doc": doc_id, "fuzzy": FUZZY_MIN},
+    ).fetchall()
+    for entity_id, similarity in rows:
+        if entity_id not in scores:
+            scores[entity_id] = (0.9 * float(similarity or FUZZY_MIN), "fuzzy")
+    return scores
+
+
+def _semantic(store: Store, query: str, doc_id: str | None) -> list[tuple[str, float]]:
+    collections = store.collections()
+    if "minilm" not in collections:
+        return []
+    where = "e.table_name = 'entities'" + (" AND e.doc_id = ?" if doc_id else "")
+    params = [doc_id] if doc_id else []
+    vector = store.encoder_for("minilm").encode([query])[0]
+    found = store.dense("minilm", vector, where, params, limit=20)
+    entries = store.entries([i for i, _ in found])
+    return [(entries[i].primary_key, score) for i, score in found if i in entries]
+
+
+def _hit(con, graph: EntityGraph, entity_id: str, score: float, how: str) -> EntityHit:
+    info = graph.entities[entity_id]
+    description = con.execute(
+        "SELECT description FROM entities WHERE entity_id = ?", [entity_id]
+    ).fetchone()[0]
+    sections = con.execute(
+        """
+        SELECT s.node_id, s.ref_id, s.title, s.page_start, s.page_end, sum(l.mention_count) AS m
+        FROM entity_links l
+        JOIN tree_nodes n ON n.node_id = l.node_id
+        JOIN tree_nodes s ON s.node_id = CASE WHEN n.node_type IN ('section', 'document')
+                                              THEN n.node_id ELSE n.parent_id END
+        WHERE l.entity_id = ?
+        GROUP BY ALL ORDER BY m DESC, s.page_start LIMIT ?
+        """,
+        [entity_id, SECTIONS_PER_ENTITY],
+    ).fetchall()
+    linked = [
+        LinkedSection(
+            node_id=node_id,
+            section_id=ref_id if ref_id != info.doc_id else None,
+            title=title,
+            page_start=start,
+            page_end=end,
+            mentions=int(m),
+        )
+        for node_id, ref_id, title, start, end, m in sections
+    ]
+    neighbours = sorted(graph.graph[entity_id].items(), key=lambda item: -item[1]["weight"])[:5]
+    return EntityHit(
+        entity_id=entity_id,
+        doc_id=info.doc_id,
+        name=info.name,
+        entity_type=info.entity_type,
+        aliases=list(info.aliases),
+        description=description,
+        mention_count=info.mention_count,
+        score=round(score, 4),
+        matched=how,
+        sections=linked,
+        neighbours=[graph.entities[n].name for n, _ in neighbours if n in graph.entities],
+    )

@@ -1,0 +1,117 @@
+"""The entity graph in memory (networkx), built from the index's ``entities``, ``relations`` and
+``entity_links`` tables once and rebuilt when the index changes (``Store.derived``).
+
+Nodes are entity ids; an edge's weight is the sum of the weights of the relations between the two
+entities (co-occurrence counts, is_a, cites, mentions, header_of). Entities of different documents
+that share a normalised name or alias are joined by a ``same_name`` edge, so a corpus-wide scope
+can walk from one paper's "BM25" to another's.
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from indexer.entities import normalise_name
+from storage.store import Store
+
+SAME_NAME_WEIGHT = 1.0
+
+
+@dataclass(frozen=True)
+class EntityInfo:
+    entity_id: str
+    doc_id: str
+    name: str
+    entity_type: str
+    aliases: tuple[str, ...]
+    mention_count: int
+    node_count: int
+
+
+@dataclass
+class EntityGraph:
+    graph: nx.Graph
+    entities: dict[str, EntityInfo]
+    by_key: dict[str, list[str]]  # normalised name or alias -> entity ids
+    node_entities: dict[str, dict[str, int]]  # tree node -> {entity id: mentions}
+    doc_entities: dict[str, list[str]] = field(default_factory=dict)
+    build_seconds: float = 0.0
+
+    def entities_of_nodes(self, node_ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        for node_id in node_ids:
+            found.update(self.node_entities.get(node_id, ()))
+        return found
+
+
+def entity_graph(store: Store) -> EntityGraph:
+    """The index's entity graph, cached on the store until the index changes."""
+    return store.derived("entity_graph", build_entity_graph)
+
+
+def build_entity_graph(store: Store) -> EntityGraph:
+    started = time.perf_counter()
+    con = store.sql()
+    entities: dict[str, EntityInfo] = {}
+    by_key: dict[str, list[str]] = defaultdict(list)
+    doc_entities: dict[str, list[str]] = defaultdict(list)
+    rows = con.execute(
+        "SELECT entity_id, doc_id, name, entity_type, aliases, mention_count, node_count "
+        "FROM entities"
+    ).fetchall()
+    graph = nx.Graph()
+    for entity_id, doc_id, name, entity_type, aliases, mentions, nodes in rows:
+        info = EntityInfo(
+            entity_id, doc_id, name, entity_type, tuple(aliases or ()), mentions or 0, nodes or 0
+        )
+        entities[entity_id] = info
+        doc_entities[doc_id].append(entity_id)
+        graph.add_node(entity_id)
+        for key in {normalise_name(n) for n in (name, *info.aliases)}:
+            by_key[key].append(entity_id)
+    for source, target, weight in con.execute(
+        "SELECT source_id, target_id, sum(weight) FROM relations GROUP BY ALL"
+    ).fetchall():
+        _add_weight(graph, source, target, float(weight))
+    for ids in by_key.values():
+        docs = {entities[i].doc_id for i in ids}
+        if len(docs) > 1:
+            for a, b in zip(ids, ids[1:], strict=False):
+                if entities[a].doc_id != entities[b].doc_id:
+                    _add_weight(graph, a, b, SAME_NAME_WEIGHT)
+    node_entities: dict[str, dict[str, int]] = defaultdict(dict)
+    for entity_id, node_id, count in con.execute(
+        "SELECT entity_id, node_id, mention_count FROM entity_links"
+    ).fetchall():
+        node_entities[node_id][entity_id] = count
+    return EntityGraph(
+        graph=graph,
+        entities=entities,
+        by_key=dict(by_key),
+        node_entities=dict(node_entities),
+        doc_entities=dict(doc_entities),
+        build_seconds=time.perf_counter() - started,
+    )
+
+
+def _add_weight(graph: nx.Graph, a: str, b: str, weight: float) -> None:
+    if graph.has_edge(a, b):
+        graph[a][b]["weight"] += weight
+    else:
+        graph.add_edge(a, b, weight=weight)
+
+
+def measure_build(store: Store) -> tuple[EntityGraph, float, int]:
+    """(graph, seconds, peak bytes allocated while building): for bench/graph_speed.py."""
+    tracemalloc.start()
+    started = time.perf_counter()
+    graph = build_entity_graph(store)
+    seconds = time.perf_counter() - started
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return graph, seconds, peak

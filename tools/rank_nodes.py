@@ -1,0 +1,324 @@
+"""``rank_nodes``: BookRAG's Graph_Reasoning, Text_Reasoning and Skyline_Ranker over a scope.
+
+The scope is a document, or one subtree of it (a section or node). Each node of the scope gets a
+score per criterion:
+
+- ``graph``: personalized PageRank on the entity subgraph of the scope, seeded by the entities the
+  question names (exact names and aliases among its word n-grams, weighted by how specific they
+  are, plus the entities most similar to the question by embedding), mapped to tree nodes through
+  the GT-links: a node scores the PageRank mass of the entities it mentions;
+- ``text``: cosine similarity of the question to the node's vector (chunk text, table caption or
+  summary, figure caption, section title or pooled content);
+- ``lexical``: BM25 of the node's text for the question (optional third criterion).
+
+Skyline_Ranker keeps the Pareto frontier: the nodes no other node beats on every chosen criterion.
+Its size follows the data rather than a fixed k; ``layers`` adds the next frontiers (the frontier
+of what is left) when more context is wanted. Every returned node carries its scores, its rank on
+each criterion and the criteria on which it is the best of its layer.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+
+import networkx as nx
+import numpy as np
+from pydantic import BaseModel, Field
+
+from indexer.entities import normalise_name
+from storage.store import Store
+from tools.errors import ToolError
+from tools.graph import EntityGraph, entity_graph
+from tools.subtree import SubtreeNode, fill_from_views, resolve_root
+
+CRITERIA = ("graph", "text", "lexical")
+NODE_TYPES = ("section", "text", "table", "image", "equation")
+DEFAULT_NODE_TYPES = ("text", "table", "image")
+MAX_LIMIT = 50
+MAX_LAYERS = 5
+MAX_NGRAM = 6
+SEMANTIC_SEEDS = 5
+SEMANTIC_SEED_MIN = 0.5
+DAMPING = 0.85
+# The views whose vectors stand for a node of each kind (the best of them counts).
+NODE_VIEWS = {
+    "chunks": ("text",),
+    "tables": ("caption", "summary"),
+    "images": ("caption", "summary"),
+    "sections": ("title", "content"),
+    "equations": ("text",),
+}
+_WORDS = re.compile(r"[\w@.+-]+")
+
+
+class RankedNode(SubtreeNode):
+    scores: dict[str, float] = Field(description="criterion -> score (graph, text, lexical)")
+    ranks: dict[str, int] = Field(
+        description="criterion -> rank of the node in the scope (1 = best)"
+    )
+    layer: int = Field(description="1 = on the Pareto frontier; 2 = frontier once layer 1 removed")
+    best_on: list[str] = Field(description="criteria on which it is the best of its layer")
+    why: str
+
+
+class RankResult(BaseModel):
+    query: str
+    doc_id: str
+    scope_node_id: str
+    criteria: list[str]
+    seeds: list[str] = Field(description="entities of the question that seeded the graph walk")
+    scope_nodes: int
+    nodes: list[RankedNode]
+    note: str | None = None
+
+
+def rank_nodes(
+    store: Store,
+    query: str,
+    doc_id: str,
+    section: str | None = None,
+    node_id: str | None = None,
+    criteria: list[str] | None = None,
+    node_types: list[str] | None = None,
+    layers: int = 1,
+    limit: int = 10,
+) -> RankResult:
+    chosen = _check(query, criteria, node_types, layers, limit)
+    con = store.sql()
+    root_id = resolve_root(con, doc_id, section, node_id)
+    scope = _scope_nodes(con, root_id, list(node_types or DEFAULT_NODE_TYPES))
+    if not scope:
+        raise ToolError(
+            f"no nodes of types {node_types or list(DEFAULT_NODE_TYPES)} under {root_id}"
+        )
+    graph = entity_graph(store)
+    vector = None
+    if "text" in chosen or "graph" in chosen:
+        vector = store.encoder_for("minilm").encode([query])[0]
+    seeds = _seeds(store, graph, query, doc_id, vector) if "graph" in chosen else {}
+    scores = np.zeros((len(scope), len(chosen)), dtype=np.float64)
+    for column, criterion in enumerate(chosen):
+        if criterion == "graph":
+            scores[:, column] = _graph_scores(graph, scope, seeds)
+        elif criterion == "text":
+            scores[:, column] = _text_scores(store, scope, doc_id, vector)
+        else:
+            scores[:, column] = _lexical_scores(store, scope, doc_id, query)
+    picked = _skyline_layers(scores, layers)[:limit]
+    nodes = _ranked_nodes(con, scope, scores, chosen, picked)
+    note = None
+    if "graph" in chosen and not seeds:
+        note = "No entity of the question was found in this scope; graph scores are all 0."
+    return RankResult(
+        query=query,
+        doc_id=doc_id,
+        scope_node_id=root_id,
+        criteria=chosen,
+        seeds=[graph.entities[e].name for e in sorted(seeds, key=lambda e: -seeds[e])],
+        scope_nodes=len(scope),
+        nodes=nodes,
+        note=note,
+    )
+
+
+def _check(query, criteria, node_types, layers: int, limit: int) -> list[str]:
+    if not query or not query.strip():
+        raise ToolError("query is empty: give the question or the words to rank nodes by")
+    chosen = list(dict.fromkeys(criteria or ["graph", "text"]))
+    unknown = set(chosen) - set(CRITERIA)
+    if unknown or not chosen:
+        raise ToolError(f"criteria must be some of {list(CRITERIA)}, got {criteria}")
+    bad_types = set(node_types or ()) - set(NODE_TYPES)
+    if bad_types:
+        raise ToolError(f"unknown node_types {sorted(bad_types)}; use some of {list(NODE_TYPES)}")
+    if not 1 <= layers <= MAX_LAYERS:
+        raise ToolError(f"layers must be between 1 and {MAX_LAYERS}, got {layers}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ToolError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+    return chosen
+
+
+def _scope_nodes(con, root_id: str, node_types: list[str]) -> list[tuple]:
+    """(node_id, node_type, depth, title, page_start, page_end, ref_table, ref_id) in order."""
+    return con.execute(
+        f"""
+        WITH RECURSIVE sub(node_id) AS (
+            SELECT node_id FROM tree_nodes WHERE node_id = ?
+            UNION ALL
+            SELECT t.node_id FROM tree_nodes t JOIN sub ON t.parent_id = sub.node_id
+        )
+        SELECT t.node_id, t.node_type, t.depth, t.title, t.page_start, t.page_end,
+               t.ref_table, t.ref_id
+        FROM tree_nodes t JOIN sub USING (node_id)
+        WHERE t.node_type IN ({", ".join("?" * len(node_types))})
+        ORDER BY t.ordinal
+        """,
+        [root_id, *node_types],
+    ).fetchall()
+
+
+# -- graph reasoning ----------------------------------------------------------------------------
+def _seeds(
+    store: Store, graph: EntityGraph, query: str, doc_id: str, vector: np.ndarray | None
+) -> dict[str, float]:
+    """Entities of the document named by the question, weighted by specificity or similarity."""
+    words = _WORDS.findall(query)
+    in_doc = set(graph.doc_entities.get(doc_id, ()))
+    nodes_in_doc = max(1, sum(graph.entities[e].node_count for e in in_doc))
+    seeds: dict[str, float] = {}
+    for n in range(1, MAX_NGRAM + 1):
+        for start in range(len(words) - n + 1):
+            key = normalise_name(" ".join(words[start : start + n]))
+            for entity_id in graph.by_key.get(key, ()):
+                if entity_id in in_doc:
+                    count = max(1, graph.entities[entity_id].node_count)
+                    seeds[entity_id] = max(
+                        seeds.get(entity_id, 0), math.log(1 + nodes_in_doc / count)
+                    )
+    if vector is not None and "minilm" in store.collections():
+        found = store.dense(
+            "minilm", vector, "e.table_name = 'entities' AND e.doc_id = ?", [doc_id], SEMANTIC_SEEDS
+        )
+        entries = store.entries([i for i, _ in found])
+        top = max(seeds.values(), default=1.0)
+        for entry_id, similarity in found:
+            entity_id = entries[entry_id].primary_key if entry_id in entries else None
+            if entity_id in in_doc and similarity >= SEMANTIC_SEED_MIN:
+                seeds[entity_id] = max(seeds.get(entity_id, 0), similarity * top * 0.5)
+    return seeds
+
+
+def _graph_scores(graph: EntityGraph, scope: list[tuple], seeds: dict[str, float]) -> np.ndarray:
+    scores = np.zeros(len(scope))
+    node_ids = [row[0] for row in scope]
+    linked = graph.entities_of_nodes(node_ids)
+    personal = {e: w for e, w in seeds.items() if e in linked}
+    if not personal:
+        return scores
+    subgraph = graph.graph.subgraph(linked)
+    rank = nx.pagerank(subgraph, alpha=DAMPING, personalization=personal, weight="weight")
+    for n, node_id in enumerate(node_ids):
+        entities = graph.node_entities.get(node_id, {})
+        scores[n] = sum(rank.get(e, 0.0) * (1 + math.log(c)) for e, c in entities.items())
+    return scores
+
+
+# -- text reasoning -----------------------------------------------------------------------------
+def _view_where(doc_id: str) -> tuple[str, list]:
+    pairs = [(t, c) for t, columns in NODE_VIEWS.items() for c in columns]
+    views = " OR ".join("(e.table_name = ? AND e.column_name = ?)" for _ in pairs)
+    return f"e.doc_id = ? AND ({views})", [doc_id, *[v for p in pairs for v in p]]
+
+
+def _by_row(scope: list[tuple]) -> dict[tuple[str, str], list[int]]:
+    positions: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for n, row in enumerate(scope):
+        positions[(row[6], row[7])].append(n)
+    return positions
+
+
+def _text_scores(store: Store, scope: list[tuple], doc_id: str, vector) -> np.ndarray:
+    scores = np.zeros(len(scope))
+    where, params = _view_where(doc_id)
+    keys = store.entry_keys(where, params)
+    positions = _by_row(scope)
+    for entry_id, similarity in store.dense("minilm", vector, where, params, len(keys) or 1):
+        table_name, _, primary_key = keys[entry_id]
+        for n in positions.get((table_name, primary_key), ()):
+            scores[n] = max(scores[n], similarity)
+    return scores
+
+
+def _lexical_scores(store: Store, scope: list[tuple], doc_id: str, query: str) -> np.ndarray:
+    scores = np.zeros(len(scope))
+    where, params = _view_where(doc_id)
+    found = store.fts(query, where, params, limit=2000)
+    keys = store.entries([i for i, _ in found])
+    positions = _by_row(scope)
+    for entry_id, score in found:
+        entry = keys[entry_id]
+        for n in positions.get((entry.table_name, entry.primary_key), ()):
+            scores[n] = max(scores[n], score)
+    return scores
+
+
+# -- skyline ------------------------------------------------------------------------------------
+def _skyline_layers(scores: np.ndarray, layers: int) -> list[tuple[int, int]]:
+    """[(node position, layer)] for the first ``layers`` Pareto frontiers, best first."""
+    remaining = np.flatnonzero(scores.max(axis=1) > 0)
+    picked: list[tuple[int, int]] = []
+    for layer in range(1, layers + 1):
+        if remaining.size == 0:
+            break
+        front = remaining[_pareto_front(scores[remaining])]
+        order = front[np.argsort(-_normalised(scores)[front].sum(axis=1), kind="stable")]
+        picked.extend((int(n), layer) for n in order)
+        remaining = np.setdiff1d(remaining, front)
+    return picked
+
+
+def _pareto_front(points: np.ndarray) -> np.ndarray:
+    """Positions of the points no other point dominates (>= on all criteria, > on one)."""
+    order = np.argsort(-points.sum(axis=1), kind="stable")
+    front: list[int] = []
+    for i in order:
+        p = points[i]
+        if not any(np.all(points[j] >= p) and np.any(points[j] > p) for j in front):
+            front.append(int(i))
+    return np.array(sorted(front), dtype=np.int64)
+
+
+def _normalised(scores: np.ndarray) -> np.ndarray:
+    top = scores.max(axis=0)
+    top[top == 0] = 1.0
+    return scores / top
+
+
+def _ranked_nodes(
+    con, scope: list[tuple], scores: np.ndarray, chosen: list[str], picked: list[tuple[int, int]]
+) -> list[RankedNode]:
+    ranks = np.argsort(np.argsort(-scores, axis=0, kind="stable"), axis=0) + 1
+    layer_best = {
+        (layer, c): max(scores[n, c] for n, lay in picked if lay == layer)
+        for layer in {lay for _, lay in picked}
+        for c in range(len(chosen))
+    }
+    nodes: list[RankedNode] = []
+    for n, layer in picked:
+        best_on = [
+            name
+            for c, name in enumerate(chosen)
+            if scores[n, c] > 0 and scores[n, c] == layer_best[(layer, c)]
+        ]
+        node_id, node_type, depth, title, start, end, ref_table, ref_id = scope[n]
+        node_scores = {name: round(float(scores[n, c]), 6) for c, name in enumerate(chosen)}
+        node_ranks = {name: int(ranks[n, c]) for c, name in enumerate(chosen)}
+        nodes.append(
+            RankedNode(
+                node_id=node_id,
+                node_type=node_type,
+                depth=depth,
+                title=title,
+                page_start=start,
+                page_end=end,
+                ref_table=ref_table,
+                ref_id=ref_id,
+                scores=node_scores,
+                ranks=node_ranks,
+                layer=layer,
+                best_on=best_on,
+                why=_why(layer, best_on, node_ranks),
+            )
+        )
+    fill_from_views(con, nodes)
+    return nodes
+
+
+def _why(layer: int, best_on: list[str], ranks: dict[str, int]) -> str:
+    placed = ", ".join(f"#{r} on {c}" for c, r in ranks.items())
+    where = "on the Pareto frontier" if layer == 1 else f"on skyline layer {layer}"
+    if best_on:
+        return f"{where}: best of its layer on {' and '.join(best_on)} ({placed})"
+    return f"{where}: no node beats it on every criterion ({placed})"
