@@ -52,7 +52,7 @@ class Entity:
     def name(self) -> str:
         if self.long_form and self.long_form in self.names:
             return self.long_form
-        return max(self.names.items(), key=lambda item: (item[1], len(item[0])))[0]
+        return max(self.names.items(), key=lambda item: item[1])[0]  # ties: the first seen
 
     @property
     def aliases(self) -> list[str]:
@@ -88,12 +88,12 @@ class Resolver:
     def resolve(self, surface: str, entity_type: str, kind: str, alias: str | None = None) -> int:
         """The entity slot of this mention (call ``root`` for the final entity)."""
         slot = self._resolve_one(surface, entity_type, kind)
-        if alias and self.settings.mode == "gradient":
+        if alias:
             other = self._resolve_one(alias, entity_type, kind)
-            slot = self._union(slot, other)
-            entity = self.entities[slot]
-            long_form = surface if len(surface) > len(alias) else alias
-            entity.long_form = entity.long_form or long_form
+            if self.settings.mode == "gradient":  # the exact-name baseline keeps them apart
+                slot = self._union(slot, other)
+                entity = self.entities[slot]
+                entity.long_form = entity.long_form or max(surface, alias, key=len)
         return slot
 
     def root(self, slot: int) -> int:

@@ -114,6 +114,11 @@ class Store:
             ids, scores = index.search(vector, limit, subset=subset)
             return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
 
+    def similarities(self, collection: str, vector: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Cosine similarity of ``vector`` to each entry of ``ids`` (in order; 0 if it has none)."""
+        with self._lock:
+            return self._dense_index(collection).similarities(vector, ids)
+
     def _dense_index(self, collection: str) -> VectorIndex:
         con = self._vectors()
         version = con.execute("PRAGMA data_version").fetchone()[0]

@@ -102,6 +102,20 @@ class VectorIndex:
             candidates = self._binary_candidates(query, candidate_count, positions)
         return self._top_k_exact(query, k, candidates)
 
+    def similarities(self, query: np.ndarray, rowids: np.ndarray) -> np.ndarray:
+        """Cosine similarity of ``query`` to each given rowid, in order; 0 where a rowid has no
+        vector. For scoring a known set of rows (all nodes of a document), not for top-k."""
+        query = _normalised(np.asarray(query, dtype=np.float32).reshape(-1))
+        wanted = np.asarray(rowids, dtype=np.int64).reshape(-1)
+        scores = np.zeros(len(wanted), dtype=np.float32)
+        if len(self) == 0 or len(wanted) == 0:
+            return scores
+        slots = np.minimum(np.searchsorted(self.sorted_rowids, wanted), len(self) - 1)
+        found = self.sorted_rowids[slots] == wanted
+        block = np.take(self.vectors, self.sorted_positions[slots[found]], axis=0)
+        scores[found] = block @ query
+        return scores
+
     def positions_of(self, subset_rowids: np.ndarray) -> np.ndarray:
         """Row positions of the given rowids, deduplicated, skipping rowids not in the index."""
         wanted = np.asarray(subset_rowids, dtype=np.int64).reshape(-1)

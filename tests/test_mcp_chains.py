@@ -121,3 +121,48 @@ def test_outline_then_subtree_pages(corpus_index) -> None:
             assert not page.is_error and any(c.type == "image" for c in page.content)
 
     anyio.run(scenario)
+
+
+def test_outline_subtree_rank_then_view(corpus_index) -> None:
+    """BookRAG's single-hop plan: outline -> section subtree -> rank_nodes -> view the hit."""
+
+    async def scenario() -> None:
+        async with Client(_server(corpus_index[0])) as client:
+            docs = await client.call_tool(
+                "run_sql",
+                {"sql": "SELECT doc_id FROM documents WHERE file_name = '2004.04906v3_dpr.pdf'"},
+            )
+            (doc_id,) = docs.structured_content["rows"][0]
+            outline = await client.call_tool("get_outline", {"doc_id": doc_id, "depth": 2})
+            numbers = {s["number"] for s in outline.structured_content["sections"]}
+            assert "5" in numbers
+            subtree = await client.call_tool(
+                "select_subtree", {"doc_id": doc_id, "section": "5", "node_types": ["table"]}
+            )
+            assert subtree.structured_content["counts"]["table"] >= 1
+            entity = await client.call_tool("find_entities", {"query": "DPR", "doc_id": doc_id})
+            assert entity.structured_content["hits"][0]["name"] == "Dense Passage Retriever"
+            ranked = await client.call_tool(
+                "rank_nodes",
+                {
+                    "query": "How do in-batch negatives and BM25 negatives affect DPR training?",
+                    "doc_id": doc_id,
+                    "section": "5",
+                },
+            )
+            assert not ranked.is_error, ranked.content[0].text
+            nodes = ranked.structured_content["nodes"]
+            assert nodes and all(n["layer"] == 1 for n in nodes)
+            assert "Pareto frontier" in ranked.content[0].text
+            hit = nodes[0]
+            page = await client.call_tool(
+                "view_page",
+                {"doc_id": doc_id, "page_number": hit["page_start"], "dpi": 50},
+            )
+            assert not page.is_error and any(c.type == "image" for c in page.content)
+            bad = await client.call_tool(
+                "rank_nodes", {"query": "x", "doc_id": doc_id, "criteria": ["pagerank"]}
+            )
+            assert bad.is_error and "criteria must be some of" in bad.content[0].text
+
+    anyio.run(scenario)

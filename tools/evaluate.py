@@ -84,6 +84,18 @@ def evaluate(
     return results
 
 
+def by_kind(score: ModeScore, items: list[QAItem]) -> dict[str, ModeScore]:
+    """The same score restricted to each kind of question ('text', 'table'), kinds sorted."""
+    kinds = sorted({item.kind for item in items})
+    return {
+        kind: _score(
+            score.mode,
+            {i.id: score.ranks[i.id] for i in items if i.kind == kind and i.id in score.ranks},
+        )
+        for kind in kinds
+    }
+
+
 def _score(mode: str, ranks: dict[str, int | None]) -> ModeScore:
     n = max(len(ranks), 1)
     recall = {k: sum(1 for r in ranks.values() if r and r <= k) / n for k in KS}

@@ -97,16 +97,25 @@ def agent_prompt(question: str, store: Store | None = None) -> str:
 
 
 def recap_prompt(question: str) -> str:
+    """RECAP (HD-RAG): Restate, Extract, Compute, Answer, Present, for questions over tables."""
     return f"""\
 Answer this question about tables with RECAP (HD-RAG), one step after another:
 
 1. Restate: say what is asked, which table(s) should hold it, and which row and column headers
    the answer lives under (e.g. row path ['Multi', 'BM25 + DPR'], column path ['Top-100', 'TREC']).
-2. Extract: find the table (hybrid_search or run_sql on tables), then read each needed cell with
-   lookup_cells or run_sql over table_cells by row_path/col_path. List every value with its
-   cell_id, row_path, col_path, unit, doc_id, page_number and bbox.
-3. Compute: do all arithmetic with calculate (differences, ratios, pct_change, sums); never by hand.
-4. Answer: the result with its unit and the precision the table uses.
+   If it needs several values (a change, a ratio, a sum), list each one.
+2. Extract: find the table: hybrid_search, or vector_search on table_summaries.text (one summary
+   per row and per column path, e.g. "row Revenue › Mobility: 2021 = 6,953; 2020 = 6,089") and
+   tables.summary, or run_sql on tables. get_table shows its header trees (col_header_tree,
+   row_header_tree): the exact labels of every path. Read each needed cell with lookup_cells
+   (row_path_contains / col_path_contains with those labels) or run_sql over table_cells
+   (list_contains(row_path, '...')). List every value with its cell_id, row_path, col_path,
+   value, unit, doc_id, page_number and bbox. Use the parsed value column, not the text, for
+   numbers: it has parentheses as negatives and thousands separators removed.
+3. Compute: do all arithmetic with calculate (differences, ratios, pct_change, sums); never by
+   hand. Pass the cell values; keep units consistent (a '%' cell is already in percent).
+4. Answer: the result with its unit (the cell's unit and the table's "in millions"-style note)
+   and the precision the table uses.
 5. Present: the answer first, then the cells used (cell ids and paths) and the calculation, with
    citations (doc_id, page_number, bbox).
 

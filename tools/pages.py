@@ -110,8 +110,10 @@ def _pdf_of(store: Store, doc_id: str) -> tuple[Path, int, str | None]:
     path, file_format, page_count, sha256 = row
     if file_format != "pdf":
         raise ToolError(
-            f"document {doc_id} is a {file_format} file, which has no page images; read its "
-            "text with run_sql over chunks or sections instead"
+            f"document {doc_id} is a {file_format} file, which has no page images: only PDFs "
+            "are rendered. Read its content instead: select_subtree (a section's text, tables "
+            "and images), get_table for a table, or run_sql over chunks, sections and "
+            f"table_cells WHERE doc_id = '{doc_id}'"
         )
     return Path(path), int(page_count or 0), sha256
 

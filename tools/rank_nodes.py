@@ -22,15 +22,15 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
 from pydantic import BaseModel, Field
 
 from indexer.entities import normalise_name
 from storage.store import Store
 from tools.errors import ToolError
-from tools.graph import EntityGraph, entity_graph
+from tools.graph import EntityGraph, entity_graph, personalized_pagerank
 from tools.subtree import SubtreeNode, fill_from_views, resolve_root
 
 CRITERIA = ("graph", "text", "lexical")
@@ -42,6 +42,7 @@ MAX_NGRAM = 6
 SEMANTIC_SEEDS = 5
 SEMANTIC_SEED_MIN = 0.5
 DAMPING = 0.85
+ELITE = 32  # strong points the skyline checks everyone against first
 # The views whose vectors stand for a node of each kind (the best of them counts).
 NODE_VIEWS = {
     "chunks": ("text",),
@@ -101,7 +102,7 @@ def rank_nodes(
     scores = np.zeros((len(scope), len(chosen)), dtype=np.float64)
     for column, criterion in enumerate(chosen):
         if criterion == "graph":
-            scores[:, column] = _graph_scores(graph, scope, seeds)
+            scores[:, column] = _graph_scores(graph, scope, seeds, doc_id)
         elif criterion == "text":
             scores[:, column] = _text_scores(store, scope, doc_id, vector)
         else:
@@ -178,34 +179,68 @@ def _seeds(
                         seeds.get(entity_id, 0), math.log(1 + nodes_in_doc / count)
                     )
     if vector is not None and "minilm" in store.collections():
-        found = store.dense(
-            "minilm", vector, "e.table_name = 'entities' AND e.doc_id = ?", [doc_id], SEMANTIC_SEEDS
-        )
-        entries = store.entries([i for i, _ in found])
+        entries = _doc_entries(store, doc_id)
+        similarities = store.similarities("minilm", vector, entries.entity_ids)
         top = max(seeds.values(), default=1.0)
-        for entry_id, similarity in found:
-            entity_id = entries[entry_id].primary_key if entry_id in entries else None
-            if entity_id in in_doc and similarity >= SEMANTIC_SEED_MIN:
-                seeds[entity_id] = max(seeds.get(entity_id, 0), similarity * top * 0.5)
+        for n in np.argsort(-similarities)[:SEMANTIC_SEEDS]:
+            entity_id = entries.entity_keys[n]
+            if entity_id in in_doc and similarities[n] >= SEMANTIC_SEED_MIN:
+                seeds[entity_id] = max(seeds.get(entity_id, 0), float(similarities[n]) * top * 0.5)
     return seeds
 
 
-def _graph_scores(graph: EntityGraph, scope: list[tuple], seeds: dict[str, float]) -> np.ndarray:
+def _graph_scores(
+    graph: EntityGraph, scope: list[tuple], seeds: dict[str, float], doc_id: str
+) -> np.ndarray:
     scores = np.zeros(len(scope))
-    node_ids = [row[0] for row in scope]
-    linked = graph.entities_of_nodes(node_ids)
-    personal = {e: w for e, w in seeds.items() if e in linked}
-    if not personal:
+    positions, adjacency = graph.doc_matrix(doc_id)
+    node_rows, links = graph.doc_links(doc_id)
+    in_scope = [(n, node_rows[row[0]]) for n, row in enumerate(scope) if row[0] in node_rows]
+    if not in_scope:
         return scores
-    subgraph = graph.graph.subgraph(linked)
-    rank = nx.pagerank(subgraph, alpha=DAMPING, personalization=personal, weight="weight")
-    for n, node_id in enumerate(node_ids):
-        entities = graph.node_entities.get(node_id, {})
-        scores[n] = sum(rank.get(e, 0.0) * (1 + math.log(c)) for e, c in entities.items())
+    scope_links = links[[r for _, r in in_scope]]
+    linked = np.unique(scope_links.indices)  # entities mentioned inside the scope
+    personal = np.zeros(len(linked))
+    local = {int(p): n for n, p in enumerate(linked)}
+    for entity_id, weight in seeds.items():
+        if positions.get(entity_id) in local:
+            personal[local[positions[entity_id]]] = weight
+    if not personal.any():
+        return scores
+    rank = personalized_pagerank(adjacency[linked][:, linked], personal, DAMPING)
+    scores[[n for n, _ in in_scope]] = scope_links[:, linked] @ rank
     return scores
 
 
 # -- text reasoning -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _DocEntries:
+    """A document's vector-store entries that stand for tree nodes, and for entities (cached per
+    index generation, so a query needs no lookup of entry ids)."""
+
+    node_ids: np.ndarray  # entry ids of the NODE_VIEWS entries
+    node_rows: list[tuple[str, str]]  # (table_name, primary_key) of each
+    entity_ids: np.ndarray  # entry ids of entities.name
+    entity_keys: list[str]  # entity_id of each
+
+
+def _doc_entries(store: Store, doc_id: str) -> _DocEntries:
+    def build(store: Store) -> _DocEntries:
+        where, params = _view_where(doc_id)
+        nodes = sorted(store.entry_keys(where, params).items())
+        entities = sorted(
+            store.entry_keys("e.doc_id = ? AND e.table_name = 'entities'", [doc_id]).items()
+        )
+        return _DocEntries(
+            node_ids=np.array([i for i, _ in nodes], dtype=np.int64),
+            node_rows=[(t, k) for _, (t, _, k) in nodes],
+            entity_ids=np.array([i for i, _ in entities], dtype=np.int64),
+            entity_keys=[k for _, (_, _, k) in entities],
+        )
+
+    return store.derived(f"rank_nodes:{doc_id}", build)
+
+
 def _view_where(doc_id: str) -> tuple[str, list]:
     pairs = [(t, c) for t, columns in NODE_VIEWS.items() for c in columns]
     views = " OR ".join("(e.table_name = ? AND e.column_name = ?)" for _ in pairs)
@@ -221,13 +256,12 @@ def _by_row(scope: list[tuple]) -> dict[tuple[str, str], list[int]]:
 
 def _text_scores(store: Store, scope: list[tuple], doc_id: str, vector) -> np.ndarray:
     scores = np.zeros(len(scope))
-    where, params = _view_where(doc_id)
-    keys = store.entry_keys(where, params)
+    entries = _doc_entries(store, doc_id)
+    similarities = store.similarities("minilm", vector, entries.node_ids)
     positions = _by_row(scope)
-    for entry_id, similarity in store.dense("minilm", vector, where, params, len(keys) or 1):
-        table_name, _, primary_key = keys[entry_id]
-        for n in positions.get((table_name, primary_key), ()):
-            scores[n] = max(scores[n], similarity)
+    for row, similarity in zip(entries.node_rows, similarities, strict=True):
+        for n in positions.get(row, ()):
+            scores[n] = max(scores[n], float(similarity))
     return scores
 
 
@@ -260,14 +294,22 @@ def _skyline_layers(scores: np.ndarray, layers: int) -> list[tuple[int, int]]:
 
 
 def _pareto_front(points: np.ndarray) -> np.ndarray:
-    """Positions of the points no other point dominates (>= on all criteria, > on one)."""
-    order = np.argsort(-points.sum(axis=1), kind="stable")
-    front: list[int] = []
-    for i in order:
-        p = points[i]
-        if not any(np.all(points[j] >= p) and np.any(points[j] > p) for j in front):
-            front.append(int(i))
-    return np.array(sorted(front), dtype=np.int64)
+    """Positions of the points no other point dominates (>= on all criteria, > on one).
+
+    Points are first checked against a few strong ones (the best by sum), which dominate most of
+    the rest; only the survivors are compared with every point.
+    """
+    elite = points[np.argsort(-points.sum(axis=1), kind="stable")[:ELITE]]
+    survivors = np.flatnonzero(~_dominated_by(points, elite))
+    beaten = _dominated_by(points[survivors], points)
+    return np.sort(survivors[~beaten])
+
+
+def _dominated_by(points: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """For each point, whether some point of ``others`` dominates it."""
+    at_least = (others[None, :, :] >= points[:, None, :]).all(axis=2)
+    better = (others[None, :, :] > points[:, None, :]).any(axis=2)
+    return (at_least & better).any(axis=1)
 
 
 def _normalised(scores: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ labels against each data cell's row and column header paths.
 
 from __future__ import annotations
 
+import re
 from html import escape
 from typing import Any
 
@@ -21,6 +22,7 @@ from tools.results import MAX_RESULT_CHARS
 FORMATS = ("markdown", "html", "cells")
 MAX_CELLS = 10_000
 MAX_LOOKUP = 500
+MAX_TREE_NODES = 400  # per header tree; a 1,000-row table lists its first 400 row labels
 PATH_SEP = " › "
 
 _CELL_COLUMNS = (
@@ -29,6 +31,15 @@ _CELL_COLUMNS = (
     "row_path, col_path, bbox"
 )
 _CELL_KEYS = [c.strip() for c in _CELL_COLUMNS.split(",")]
+
+
+class HeaderNode(BaseModel):
+    """One label of a header hierarchy and the grid columns (top header) or rows (left header)
+    it spans; its children are the labels under it."""
+
+    label: str
+    span: list[int] = Field(description="[first, last] grid column (top) or row (left), 0-based")
+    children: list[HeaderNode] = Field(default_factory=list)
 
 
 class TableView(BaseModel):
@@ -46,6 +57,14 @@ class TableView(BaseModel):
     n_cols: int
     format: str
     content: str = Field(description="The table as HTML or markdown; empty for format='cells'.")
+    col_header_tree: list[HeaderNode] = Field(
+        default_factory=list,
+        description="The top header as a tree: each data cell's col_path is a path from a root.",
+    )
+    row_header_tree: list[HeaderNode] = Field(
+        default_factory=list,
+        description="The left header (row sections included) as a tree of row_path labels.",
+    )
     cells: list[dict[str, Any]] = Field(default_factory=list)
     truncated: bool = False
     note: str | None = Field(default=None, description="What was cut and how to get the rest.")
@@ -76,6 +95,9 @@ def get_table(
         format=format,
         content="",
     )
+    data = [c for c in cells if not (c["is_col_header"] or c["is_row_header"])]
+    view.col_header_tree = header_tree(data, "col")
+    view.row_header_tree = header_tree(data, "row")
     if format == "cells":
         view.cells, shown_rows = _fit_cells(cells, max_cells, view.n_rows)
     elif format == "markdown":
@@ -86,6 +108,28 @@ def get_table(
         view.truncated = True
         view.note = _rest_note(table_id, shown_rows, view.n_rows, max_cells)
     return view
+
+
+def header_tree(data: list[dict[str, Any]], axis: str) -> list[HeaderNode]:
+    """The header hierarchy of one axis from the data cells' paths: every distinct path prefix
+    is a node spanning the grid positions of the cells under it, siblings in table order.
+    At most MAX_TREE_NODES nodes (the first in table order) are kept."""
+    key, start, size = ("col", "col", "col_span") if axis == "col" else ("row", "row", "row_span")
+    nodes: dict[tuple[str, ...], HeaderNode] = {}
+    roots: list[HeaderNode] = []
+    for cell in sorted(data, key=lambda c: (c[start], c["row" if key == "col" else "col"])):
+        path = cell[f"{key}_path"] or []
+        first, last = cell[start], cell[start] + max(cell[size] or 1, 1) - 1
+        for depth in range(1, len(path) + 1):
+            prefix = tuple(path[:depth])
+            node = nodes.get(prefix)
+            if node is None:
+                if len(nodes) >= MAX_TREE_NODES:
+                    return roots
+                node = nodes[prefix] = HeaderNode(label=path[depth - 1], span=[first, last])
+                (nodes[prefix[:-1]].children if depth > 1 else roots).append(node)
+            node.span = [min(node.span[0], first), max(node.span[1], last)]
+    return roots
 
 
 def lookup_cells(
@@ -107,16 +151,44 @@ def lookup_cells(
         raise ToolError(f"limit must be a whole number between 1 and {MAX_LOOKUP}, got {limit!r}")
     _table_row(store, table_id)
     data = [c for c in _cells(store, table_id) if not (c["is_col_header"] or c["is_row_header"])]
-    scored = []
-    for cell in data:
-        row_exact = _match(row_labels, cell["row_path"])
-        col_exact = _match(col_labels, cell["col_path"])
-        if row_exact is not None and col_exact is not None:
-            scored.append((-(row_exact + col_exact), cell["row"], cell["col"], cell))
-    scored.sort(key=lambda item: item[:3])
-    if not scored and data:
+    found = rank_cells(data, row_labels, col_labels)
+    if not found and data:
         raise NotFoundError(_no_match_message(table_id, data, row_labels, col_labels))
-    return [{"table_id": table_id, **cell} for *_, cell in scored[:limit]]
+    return [{"table_id": table_id, **cell} for cell in found[:limit]]
+
+
+def rank_cells(
+    cells: list[dict[str, Any]], row_labels: list[str], col_labels: list[str]
+) -> list[dict[str, Any]]:
+    """The cells whose row path matches every row label and whose column path matches every
+    column label (``match_path``). Those matching more labels exactly come first, then those
+    whose innermost labels the given labels cover best ('income' prefers the row 'Income' to
+    'Net income', and 'net income' prefers 'Net income' to 'Interest expense, net'), then table
+    order. Labels are lower-cased already. Shared by lookup_cells and bench/table_structure.py,
+    so the AIT-QA reachability figure measures exactly this matching."""
+    row_words, col_words = _words(row_labels), _words(col_labels)
+    scored = []
+    for cell in cells:
+        row_exact = match_path(row_labels, cell["row_path"])
+        col_exact = match_path(col_labels, cell["col_path"])
+        if row_exact is None or col_exact is None:
+            continue
+        cover = _coverage(row_words, cell["row_path"]) + _coverage(col_words, cell["col_path"])
+        scored.append((-(row_exact + col_exact), -cover, cell["row"], cell["col"], cell))
+    scored.sort(key=lambda item: item[:4])
+    return [cell for *_, cell in scored]
+
+
+def _words(labels: list[str]) -> set[str]:
+    return {w for label in labels for w in re.findall(r"\w+", label.lower())}
+
+
+def _coverage(words: set[str], path: list[str] | None) -> float:
+    """Share of the words of the path's innermost label that the given labels contain."""
+    if not words or not path:
+        return 0.0
+    inner = re.findall(r"\w+", path[-1].lower())
+    return sum(w in words for w in inner) / len(inner) if inner else 0.0
 
 
 def _table_row(store: Store, table_id: str) -> dict[str, Any]:
@@ -283,8 +355,9 @@ def _labels(labels: list[str] | None, name: str) -> list[str]:
     return [x.strip().lower() for x in labels if x.strip()]
 
 
-def _match(labels: list[str], path: list[str] | None) -> int | None:
-    """None unless every label is a substring of some path label; else how many match exactly."""
+def match_path(labels: list[str], path: list[str] | None) -> int | None:
+    """None unless every (lower-case) label is a case-insensitive substring of some label of the
+    path; else how many labels equal a path label exactly."""
     lowered = [p.lower() for p in path or []]
     exact = 0
     for label in labels:

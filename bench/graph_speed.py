@@ -1,0 +1,127 @@
+"""Entity graph figures: what gradient-based resolution does against exact-name merging, the
+in-memory graph's build time and memory for an index, and rank_nodes latency on a long document.
+
+    python bench/graph_speed.py --index DIR [--corpus ../shared/corpus] [--long FILE_NAME]
+
+DIR is an index of the corpus (``docsym index ../shared/corpus --index DIR``). Resolution is
+compared by re-parsing the corpus PDFs and building each document's graph both ways.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import networkx as nx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from indexer.entity_resolution import ResolutionSettings  # noqa: E402
+from indexer.graph import build_graph  # noqa: E402
+from indexer.pdf.parser import parse_pdf  # noqa: E402
+from indexer.summaries import summarise_document  # noqa: E402
+from indexer.views import FileFacts, build_rows  # noqa: E402
+from storage.encoder import get_encoder  # noqa: E402
+from storage.store import Store  # noqa: E402
+from tools.graph import measure_build  # noqa: E402
+from tools.rank_nodes import rank_nodes  # noqa: E402
+
+QUESTIONS = [
+    "What was Uber's total revenue in 2021 in millions of dollars?",
+    "What percentage of Uber's 2021 Gross Bookings was paid by credit or debit card?",
+    "What share of Uber's global Mobility Gross Bookings did the UK represent in 2021?",
+    "How many drivers and couriers earned on the Uber platform?",
+    "What are the risks related to the classification of Drivers as independent contractors?",
+    "How much did Uber spend on research and development in 2021?",
+    "Which credit facilities does Uber have and with which administrative agent?",
+    "What was the net loss attributable to Uber Technologies in 2021?",
+]
+
+
+def resolution_figures(corpus: Path) -> None:
+    encoder = get_encoder()
+    totals = {"exact": [0, 0, 0, 0], "gradient": [0, 0, 0, 0]}  # entities, edges, comps, docs
+    densities: dict[str, list[float]] = {"exact": [], "gradient": []}
+    files = sorted(p for p in corpus.rglob("*.pdf") if "scanned" not in p.parts)
+    for path in files:
+        parsed = parse_pdf(path)
+        rows = build_rows(FileFacts("d", path, "x", 1), parsed, summarise_document(parsed))
+        for mode in totals:
+            built = build_graph("d", rows, encoder.encode, encoder.dim, ResolutionSettings(mode))
+            graph = nx.Graph()
+            graph.add_nodes_from(e["entity_id"] for e in built.rows["entities"])
+            graph.add_edges_from((r["source_id"], r["target_id"]) for r in built.rows["relations"])
+            if graph.number_of_nodes() < 2:
+                continue
+            totals[mode][0] += graph.number_of_nodes()
+            totals[mode][1] += graph.number_of_edges()
+            totals[mode][2] += nx.number_connected_components(graph)
+            totals[mode][3] += 1
+            densities[mode].append(nx.density(graph))
+    print(f"resolution over {totals['exact'][3]} documents (per-document graphs, summed):")
+    print(f"{'mode':>10} {'entities':>9} {'edges':>8} {'components':>11} {'mean density':>13}")
+    for mode, (entities, edges, components, _) in totals.items():
+        density = statistics.mean(densities[mode])
+        print(f"{mode:>10} {entities:>9} {edges:>8} {components:>11} {density:>13.5f}")
+    exact, gradient = totals["exact"], totals["gradient"]
+    print(
+        f"gradient vs exact: entities {100 * (gradient[0] / exact[0] - 1):+.1f}%, "
+        f"mean density {100 * (statistics.mean(densities['gradient']) / statistics.mean(densities['exact']) - 1):+.1f}%, "  # noqa: E501
+        f"components {100 * (gradient[2] / exact[2] - 1):+.1f}%"
+    )
+
+
+def graph_figures(store: Store) -> None:
+    graph, seconds, peak = measure_build(store)
+    print(
+        f"in-memory graph: {graph.graph.number_of_nodes()} entities, "
+        f"{graph.graph.number_of_edges()} edges, {len(graph.node_entities)} linked tree nodes; "
+        f"built in {seconds:.2f} s, peak {peak / 2**20:.1f} MiB allocated while building"
+    )
+
+
+def rank_figures(store: Store, file_name: str) -> None:
+    row = (
+        store.sql()
+        .execute("SELECT doc_id, page_count FROM documents WHERE file_name = ?", [file_name])
+        .fetchone()
+    )
+    if row is None:
+        print(f"{file_name} is not in the index; skipping rank_nodes latency")
+        return
+    doc_id, pages = row
+    rank_nodes(store, QUESTIONS[0], doc_id)  # warm: model, graph, vectors
+    for criteria in (["graph", "text"], ["graph", "text", "lexical"]):
+        times = []
+        for _ in range(3):
+            for question in QUESTIONS:
+                started = time.perf_counter()
+                rank_nodes(store, question, doc_id, criteria=criteria)
+                times.append((time.perf_counter() - started) * 1000)
+        times.sort()
+        print(
+            f"rank_nodes on {file_name} ({pages} pages), criteria {criteria}: "
+            f"p50 {statistics.median(times):.1f} ms, p95 {times[int(0.95 * len(times))]:.1f} ms "
+            f"over {len(times)} calls"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument("--corpus", type=Path, default=Path("../shared/corpus"))
+    parser.add_argument("--long", default="uber_2021_10k.pdf")
+    parser.add_argument("--skip-resolution", action="store_true")
+    args = parser.parse_args()
+    store = Store(args.index)
+    graph_figures(store)
+    rank_figures(store, args.long)
+    if not args.skip_resolution:
+        resolution_figures(args.corpus)
+
+
+if __name__ == "__main__":
+    main()
