@@ -212,3 +212,18 @@ def test_synthetic_outline_is_used() -> None:
     ]
     assert sections[0].content == "Some text about the overview of this small document."
     assert sections[1].content == "Some text about the details of this small document."
+
+
+def test_table_header_rows_are_not_sections(corpus_db) -> None:
+    """Uber's Schedule II table has bold header rows; they stay in the table, while a numbered
+    heading a greedy table region swallows (TableFormer's '1 Introduction') stays a section."""
+    titles = {
+        (file_name, title)
+        for file_name, title in corpus_db.execute(
+            "SELECT d.file_name, s.title FROM sections s JOIN documents d USING (doc_id)"
+        ).fetchall()
+    }
+    assert ("uber_2021_10k.pdf", "Schedule II - Valuation and Qualifying Accounts") in titles
+    assert ("uber_2021_10k.pdf", "Period Additions Deductions") not in titles
+    assert not any(t.startswith("End of Period Year Ended") for _, t in titles)
+    assert ("2203.00274v2_tableformer.pdf", "Introduction") in titles

@@ -59,12 +59,13 @@ def parse_pdf(path: Path) -> ParsedDocument:
                 warnings.append(f"{name} extraction failed: {type(exc).__name__}: {exc}")
                 return empty
 
+        tables = run("tables", lambda: extract_tables(layout), [])
         parsed = ParsedDocument(
             format="pdf",
             meta=run("metadata", lambda: extract_metadata(doc, layout), DocumentMeta()),
             pages=pages,
-            sections=run("sections", lambda: extract_sections(doc, layout), []),
-            tables=run("tables", lambda: extract_tables(layout), []),
+            sections=run("sections", lambda: extract_sections(doc, layout, tables), []),
+            tables=tables,
             figures=run("figures", lambda: extract_figures(layout), []),
             equations=run("equations", lambda: extract_equations(layout), []),
             references=run("references", lambda: extract_references(layout), []),

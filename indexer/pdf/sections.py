@@ -20,11 +20,12 @@ import bisect
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pymupdf
 
-from indexer.model import BBox, Section
+from indexer.model import BBox, Section, Table
 from indexer.pdf.layout import DocumentLayout, Line, PageLayout
 
 # "3", "3.2", "3.2.1." followed by the title.
@@ -91,16 +92,45 @@ class _Heading:
     style: tuple = ()
 
 
-def extract_sections(doc: pymupdf.Document, layout: DocumentLayout) -> list[Section]:
-    """The heading tree of ``doc``, from its outline when it has one, else from its layout."""
+def extract_sections(
+    doc: pymupdf.Document, layout: DocumentLayout, tables: Sequence[Table] = ()
+) -> list[Section]:
+    """The heading tree of ``doc``, from its outline when it has one, else from its layout.
+
+    Layout headings that are really a table's header row (bold text in a row of several cells,
+    inside a detected table) are dropped; their text stays in the table.
+    """
     toc = doc.get_toc(simple=False)
     if toc:
         headings = _outline_headings(toc, layout)
     else:
-        headings = _layout_headings(layout)
+        headings = [h for h in _layout_headings(layout) if not _in_table_row(h, tables)]
     if not headings:
         return []
     return _build_sections(headings, layout)
+
+
+def _in_table_row(heading: _Heading, tables: Sequence[Table]) -> bool:
+    """Whether the heading lies in a table row that holds two or more non-empty cells.
+
+    Numbered headings are kept: a numbered sequence is stronger evidence than a table region,
+    which can swallow a heading when the table detector over-reaches.
+    """
+    if heading.bbox is None or heading.number:
+        return False
+    x0, y0, x1, y1 = heading.bbox
+    for table in tables:
+        tx0, ty0, tx1, ty1 = table.bbox
+        if table.page_number != heading.page or not (ty0 <= y0 + 1 and y1 - 1 <= ty1):
+            continue
+        beside = {
+            (cell.row, cell.col)
+            for cell in table.cells
+            if cell.bbox and cell.text.strip() and cell.bbox[1] < y1 and y0 < cell.bbox[3]
+        }
+        if len(beside) >= 2:
+            return True
+    return False
 
 
 # --------------------------------------------------------------------------------------------
