@@ -122,3 +122,25 @@ def test_moved_file_keeps_its_doc_id(tmp_path: Path) -> None:
 def test_missing_path_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no such file or folder"):
         index_paths([tmp_path / "nope"], tmp_path / "index")
+
+
+def test_an_index_from_an_older_schema_is_indexed_again(tmp_path: Path) -> None:
+    from storage import schema
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    pdf_factory.text_pdf(folder / "a.pdf")
+    index = tmp_path / "index"
+    index_paths([folder], index)
+    with duckdb.connect(str(index / "index.duckdb")) as con:  # as an older docsym left it
+        con.execute(f"UPDATE {schema.META_TABLE} SET value = '1' WHERE key = 'schema_version'")
+        con.execute("DELETE FROM tree_nodes")
+    report = index_paths([folder], index)
+    assert [Path(p).name for p in report.updated] == ["a.pdf"] and report.ok
+    with duckdb.connect(str(index / "index.duckdb"), read_only=True) as con:
+        version = con.execute(
+            f"SELECT value FROM {schema.META_TABLE} WHERE key = 'schema_version'"
+        ).fetchone()[0]
+        assert int(version) == schema.SCHEMA_VERSION
+        assert con.execute("SELECT count(*) FROM tree_nodes").fetchone()[0] > 0
+    assert index_paths([folder], index).unchanged  # and now it is current
