@@ -6,7 +6,17 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
-SUPPORTED_SUFFIXES = {".pdf": "pdf"}
+SUPPORTED_SUFFIXES = {
+    ".pdf": "pdf",
+    # Office formats (indexer/office): parsed by docling, XLSX by openpyxl.
+    ".docx": "docx",
+    ".html": "html",
+    ".htm": "html",
+    ".pptx": "pptx",
+    ".xlsx": "xlsx",
+    ".md": "md",
+    ".markdown": "md",
+}
 
 
 def discover(paths: Iterable[Path]) -> list[Path]:

@@ -120,6 +120,8 @@ def _pools(rows: dict[str, list[dict]], chunk_vectors: dict[str, np.ndarray]) ->
             continue
         if chunk["section_id"]:
             pools[("sections", chunk["section_id"])].append(vector)
+        if chunk["page_number"] is None:  # formats without pages (DOCX, HTML, Markdown)
+            continue
         for page in range(chunk["page_number"], chunk["page_end"] + 1):
             page_id = page_ids.get((chunk["doc_id"], page))
             if page_id:

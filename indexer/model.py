@@ -2,6 +2,8 @@
 
 Coordinates follow PyMuPDF: a bounding box is ``(x0, y0, x1, y1)`` in PDF points (1/72 inch) with
 the origin at the top-left corner of the page and y growing downwards. Page numbers are 1-based.
+A PPTX "page" is a slide and an XLSX "page" a sheet; formats without pages (DOCX, HTML, Markdown)
+leave page numbers and boxes None, and their items are placed by section and ``seq`` instead.
 Every item carries its page and box, so provenance travels from the parser to the search hit.
 """
 
@@ -24,8 +26,8 @@ class DocumentMeta(BaseModel):
 
 class Page(BaseModel):
     number: int
-    width: float
-    height: float
+    width: float | None  # None for sheets of a spreadsheet (no physical size)
+    height: float | None
     text: str
     has_text: bool
 
@@ -38,8 +40,8 @@ class Section(BaseModel):
     number: str | None = None  # "3", "3.2", "A", "A.1", None for unnumbered headings
     title: str
     parent: int | None = None  # ordinal of the parent section
-    page_start: int
-    page_end: int
+    page_start: int | None  # None for formats without pages (DOCX, HTML, Markdown)
+    page_end: int | None
     bbox: BBox | None = None  # of the heading on page_start
     content: str = ""
     source: str = "layout"  # "outline" or "layout"
@@ -63,8 +65,8 @@ class TableCell(BaseModel):
 
 class Table(BaseModel):
     ordinal: int
-    page_number: int
-    bbox: BBox
+    page_number: int | None  # None for formats without pages (DOCX, HTML, Markdown)
+    bbox: BBox | None  # None where the format has no geometry (HTML, DOCX, XLSX)
     label: str | None = None  # "Table 2"
     caption: str | None = None
     n_rows: int
@@ -77,8 +79,8 @@ class Table(BaseModel):
 
 class Figure(BaseModel):
     ordinal: int
-    page_number: int
-    bbox: BBox
+    page_number: int | None
+    bbox: BBox | None
     label: str | None = None  # "Figure 3"
     caption: str | None = None
     seq: int = 0
@@ -107,8 +109,8 @@ class Chunk(BaseModel):
     ordinal: int
     section: int | None  # ordinal of the section it belongs to
     text: str
-    page_number: int
-    page_end: int
+    page_number: int | None  # None for formats without pages (DOCX, HTML, Markdown)
+    page_end: int | None
     token_count: int  # word pieces of the embedding model, special tokens included
     seq: int = 0  # reading-order position of its first line
 

@@ -16,6 +16,7 @@ from indexer.embedding import build_entries, embed_entries
 from indexer.errors import ParseError
 from indexer.graph import build_graph
 from indexer.model import ParsedDocument
+from indexer.office import OFFICE_PARSERS
 from indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
 from indexer.summaries import LlmSummariser, summarise_document, summariser_from_env
 from indexer.views import FileFacts, build_rows
@@ -25,7 +26,7 @@ from storage.writer import IndexWriter
 
 log = logging.getLogger(__name__)
 
-PARSERS: dict[str, Callable[[Path], ParsedDocument]] = {"pdf": parse_pdf}
+PARSERS: dict[str, Callable[[Path], ParsedDocument]] = {"pdf": parse_pdf, **OFFICE_PARSERS}
 
 # How often committed documents are published to readers during a run (see storage/writer.py).
 PUBLISH_SECONDS = float(os.environ.get("DOCSYM_PUBLISH_SECONDS", "30"))

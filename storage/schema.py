@@ -56,7 +56,12 @@ def _doc_id() -> Column:
 
 
 def _page(what: str = "Page the item is on") -> Column:
-    return Column("page_number", "INTEGER", f"{what} (1-based).")
+    return Column(
+        "page_number",
+        "INTEGER",
+        f"{what} (1-based; the slide of a PPTX, the sheet of an XLSX; NULL for DOCX, HTML and "
+        "Markdown, which have no pages: locate by section instead).",
+    )
 
 
 def _bbox(what: str) -> Column:
@@ -82,7 +87,11 @@ TABLES: tuple[Table, ...] = (
             Column("format", "VARCHAR", "File format: pdf, docx, html, pptx, xlsx or md."),
             Column("sha256", "VARCHAR", "SHA-256 of the file's bytes (hex)."),
             Column("size_bytes", "BIGINT", "File size in bytes."),
-            Column("page_count", "INTEGER", "Number of pages (0 for formats without pages)."),
+            Column(
+                "page_count",
+                "INTEGER",
+                "Number of pages: PDF pages, PPTX slides, XLSX sheets; 0 for DOCX, HTML and Markdown.",
+            ),
             Column(
                 "title",
                 "VARCHAR",
@@ -114,8 +123,8 @@ TABLES: tuple[Table, ...] = (
             _id("page_id", "Page id: '<doc_id>-p<page_number>'."),
             _doc_id(),
             _page("Page number"),
-            Column("width", "DOUBLE", "Page width in PDF points."),
-            Column("height", "DOUBLE", "Page height in PDF points."),
+            Column("width", "DOUBLE", "Page width in PDF points (NULL for XLSX sheets)."),
+            Column("height", "DOUBLE", "Page height in PDF points (NULL for XLSX sheets)."),
             Column("text", "VARCHAR", "Text of the page in reading order.", encodable=True),
             Column("has_text", "BOOLEAN", "False when the page has no text layer (a scan)."),
             Column("summary", "VARCHAR", "Extractive summary of the page.", encodable=True),
@@ -146,13 +155,13 @@ TABLES: tuple[Table, ...] = (
                 encodable=True,
             ),
             Column("summary", "VARCHAR", "Extractive summary of the section.", encodable=True),
-            Column("page_start", "INTEGER", "Page of the heading (1-based)."),
+            Column("page_start", "INTEGER", "Page of the heading (1-based; NULL without pages)."),
             Column("page_end", "INTEGER", "Last page of the section's own text (1-based)."),
             _bbox("the heading on page_start"),
             Column(
                 "source",
                 "VARCHAR",
-                "Where the heading came from: 'outline' (the PDF's bookmarks) or 'layout' (fonts and numbering).",
+                "Where the heading came from: 'outline' (the PDF's bookmarks), 'layout' (fonts and numbering, bold text in HTML) or 'markup' (heading styles and tags of DOCX, HTML, Markdown; slide titles; sheet names).",
             ),
         ),
         indexes=("doc_id",),

@@ -1,0 +1,84 @@
+"""Parse speed of the office formats (DOCX, HTML, PPTX, XLSX, Markdown).
+
+    python bench/office_speed.py [FILE ...]
+
+Defaults to every file of ../shared/corpus/office. docling and the tokenizer are loaded once
+before timing (their import, several seconds, is printed on its own: a run pays it once); each
+file is then parsed REPEATS times and the best time is kept. Prints, per file: parse seconds,
+pages (slides or sheets; "-" for formats without pages), source paragraphs (w:p elements of a
+DOCX), the views produced, and throughput in pages/s, paragraphs/s and KB/s.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from indexer.chunking import model_tokenizer  # noqa: E402
+from indexer.discover import file_format  # noqa: E402
+from indexer.office import OFFICE_PARSERS  # noqa: E402
+from indexer.office.convert import converter  # noqa: E402
+
+CORPUS = REPO.parent / "shared" / "corpus"
+REPEATS = 2
+
+
+def docx_paragraphs(path: Path) -> int | None:
+    if path.suffix.lower() != ".docx":
+        return None
+    with zipfile.ZipFile(path) as archive:
+        return archive.read("word/document.xml").count(b"<w:p>") + archive.read(
+            "word/document.xml"
+        ).count(b"<w:p ")
+
+
+def best_parse(path: Path):
+    parse = OFFICE_PARSERS[file_format(path)]
+    best, parsed = float("inf"), None
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        parsed = parse(path)
+        best = min(best, time.perf_counter() - start)
+    return best, parsed
+
+
+def main(argv: list[str]) -> None:
+    files = [Path(a) for a in argv] or sorted((CORPUS / "office").iterdir())
+    start = time.perf_counter()
+    model_tokenizer()
+    converter()
+    import docling.datamodel.base_models  # noqa: F401  (imported on first conversion)
+
+    print(f"one-time load (docling import, tokenizer): {time.perf_counter() - start:.1f} s\n")
+    header = (
+        f"{'file':42} {'KB':>6} {'parse s':>8} {'pages':>5} {'paras':>6} {'sect':>5} "
+        f"{'tables':>6} {'imgs':>4} {'chunks':>6} {'pages/s':>8} {'paras/s':>8} {'KB/s':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    for path in files:
+        if file_format(path) not in OFFICE_PARSERS:
+            continue
+        seconds, parsed = best_parse(path)
+        kb = path.stat().st_size / 1024
+        pages = len(parsed.pages)
+        paragraphs = docx_paragraphs(path)
+        print(
+            f"{path.name:42} {kb:6.0f} {seconds:8.2f} {pages or '-':>5} {paragraphs or '-':>6} "
+            f"{len(parsed.sections):5d} {len(parsed.tables):6d} {len(parsed.figures):4d} "
+            f"{len(parsed.chunks):6d} {_rate(pages, seconds):>8} {_rate(paragraphs, seconds):>8} "
+            f"{kb / seconds:7.0f}"
+        )
+
+
+def _rate(count: int | None, seconds: float) -> str:
+    return f"{count / seconds:.0f}" if count else "-"
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,36 @@
+"""Office formats: DOCX, HTML, PPTX and Markdown through docling, XLSX through openpyxl.
+
+Every format ends in the same ``ParsedDocument`` as a PDF, so the same views, tree and search
+serve it. What a "page" is depends on the format: a PPTX page is a slide, an XLSX page a sheet
+(1-based, workbook order, and a level-1 section named after the sheet); DOCX, HTML and Markdown
+have no pages: their items have page_number NULL and no ``pages`` rows, and are located by
+section and reading order (``seq``, ``tree_nodes.ordinal``) instead.
+"""
+
+from __future__ import annotations
+
+from indexer.office.parsers import (
+    parse_docx,
+    parse_html,
+    parse_markdown,
+    parse_pptx,
+    parse_xlsx,
+)
+
+# Format name (documents.format; suffixes in indexer.discover) -> parser.
+OFFICE_PARSERS = {
+    "docx": parse_docx,
+    "html": parse_html,
+    "pptx": parse_pptx,
+    "xlsx": parse_xlsx,
+    "md": parse_markdown,
+}
+
+__all__ = [
+    "OFFICE_PARSERS",
+    "parse_docx",
+    "parse_html",
+    "parse_markdown",
+    "parse_pptx",
+    "parse_xlsx",
+]

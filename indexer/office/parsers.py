@@ -1,0 +1,75 @@
+"""Entry points: one ``parse_<format>(path) -> ParsedDocument`` per office format.
+
+Each checks the file (``files``), reads it into the block stream (docling, or openpyxl for
+XLSX), picks the title, and assembles the document (``assemble``). A file with nothing to index
+raises ParseError, so it is reported and skipped like a bad PDF.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from indexer.errors import ParseError
+from indexer.model import ParsedDocument
+from indexer.office.assemble import assemble
+from indexer.office.blocks import BlockStream, Heading, ImageBlock, Paragraph, TableBlock
+from indexer.office.convert import convert
+from indexer.office.docling_parser import docling_blocks
+from indexer.office.files import check_ooxml, read_bytes
+from indexer.office.html_headings import parse_html as read_html
+from indexer.office.html_headings import promote_styled_headings
+from indexer.office.metadata import choose_title, package_title
+from indexer.office.xlsx import xlsx_blocks
+
+
+def parse_docx(path: Path) -> ParsedDocument:
+    check_ooxml(path, "docx")
+    stream = docling_blocks(convert(path, "docx"), "docx")
+    return _finish(stream, package_title(path), _body_title(stream))
+
+
+def parse_pptx(path: Path) -> ParsedDocument:
+    check_ooxml(path, "pptx")
+    stream = docling_blocks(convert(path, "pptx"), "pptx")
+    return _finish(stream, package_title(path))
+
+
+def parse_xlsx(path: Path) -> ParsedDocument:
+    check_ooxml(path, "xlsx")
+    stream = xlsx_blocks(path)
+    # The workbook's first line of text: a title row above the first table, or a text row.
+    first = next((b for b in stream.blocks if isinstance(b, Paragraph | TableBlock)), None)
+    text = (first.text if isinstance(first, Paragraph) else first.caption) if first else None
+    return _finish(stream, package_title(path), (text or "").split("\n")[0])
+
+
+def parse_html(path: Path) -> ParsedDocument:
+    raw = read_bytes(path)
+    soup = read_html(raw)
+    head_title = soup.title.get_text() if soup.title else None
+    promoted, cover_title = promote_styled_headings(soup)
+    data = soup.encode("utf-8") if promoted else raw  # encode() also rewrites <meta charset>
+    stream = docling_blocks(convert(path, "html", data), "html")
+    if promoted:
+        for block in stream.blocks:
+            if isinstance(block, Heading):
+                block.source = "layout"  # found from bold text, not from heading tags
+    return _finish(stream, _body_title(stream), cover_title, head_title)
+
+
+def parse_markdown(path: Path) -> ParsedDocument:
+    read_bytes(path)  # empty-file check
+    stream = docling_blocks(convert(path, "md"), "md")
+    return _finish(stream, _body_title(stream))
+
+
+def _body_title(stream: BlockStream) -> str | None:
+    return stream.meta.title
+
+
+def _finish(stream: BlockStream, *titles: str | None) -> ParsedDocument:
+    if not any(isinstance(b, Paragraph | TableBlock | ImageBlock | Heading) for b in stream.blocks):
+        raise ParseError(f"no text, tables or images found in this {stream.format.upper()} file")
+    first_heading = next((b.text for b in stream.blocks if isinstance(b, Heading)), None)
+    stream.meta.title = choose_title(*titles, first_heading)
+    return assemble(stream)
