@@ -298,7 +298,8 @@ def build_server(index_dir: Path) -> MCPServer:
         for n in result.nodes:
             text = (n.text or n.title or "").replace("|", "\\|").replace("\n", " ")[:200]
             lines.append(
-                f"| {n.node_id} | {n.node_type} | {n.page_start} | {n.ref_table}:{n.ref_id} | "
+                f"| {n.node_id} | {n.node_type} | {n.page_start or ''} | "
+                f"{n.ref_table}:{n.ref_id} | "
                 f"{n.bbox or ''} | {text} |"
             )
         if result.note:
@@ -331,7 +332,8 @@ def build_server(index_dir: Path) -> MCPServer:
         lines.append("|---|---|---|---|---|---|")
         for hit in result.hits:
             sections = "; ".join(
-                f"{s.title or s.node_id} ({s.node_id}: p{s.page_start}-{s.page_end})"
+                f"{s.title or s.node_id} ({s.node_id}"
+                + (f": p{s.page_start}-{s.page_end})" if s.page_start else ")")
                 for s in hit.sections
             )
             lines.append(
@@ -385,7 +387,8 @@ def build_server(index_dir: Path) -> MCPServer:
             text = (n.text or n.title or "").replace("|", "\\|").replace("\n", " ")[:200]
             scores = ", ".join(f"{k} {v:.3f}" for k, v in n.scores.items())
             lines.append(
-                f"| {n.node_id} | {n.node_type} | {n.page_start} | {n.ref_table}:{n.ref_id} | "
+                f"| {n.node_id} | {n.node_type} | {n.page_start or ''} | "
+                f"{n.ref_table}:{n.ref_id} | "
                 f"{scores} | {n.why} | {text} |"
             )
         if result.note:

@@ -38,7 +38,8 @@ Hints:
 - For numbers in tables, find the table (tables.caption / tables.summary), then read the cell by
   its row_path and col_path rather than by position; compute with calculate.
 - Cite every fact with doc_id, page_number and bbox; use view_page on a bbox to check a figure,
-  a table or an equation visually.
+  a table or an equation visually. DOCX, HTML and Markdown documents have no pages (page_number
+  is NULL): cite them by section (section_id and title) instead.
 - Results are capped; notes say what was cut and how to get the rest (LIMIT/OFFSET, filters).
 """
 

@@ -43,7 +43,10 @@ class Outline(BaseModel):
                 for n, what in ((s.tables, "tables"), (s.figures, "figures"), (s.equations, "eqs"))
                 if n
             )
-            pages = f"p. {s.page_start}" + (f"–{s.page_end}" if s.page_end != s.page_start else "")
+            pages = ""
+            if s.page_start is not None:  # DOCX, HTML and Markdown have no pages
+                pages = f"p. {s.page_start}"
+                pages += f"–{s.page_end}" if s.page_end not in (None, s.page_start) else ""
             lines.append(
                 f"{'  ' * (s.level - 1)}- {label} [{s.section_id}] {pages}"
                 + (f" ({counts})" if counts else "")
