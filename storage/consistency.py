@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from storage.schema import encodable_columns, table
+from storage.schema import encodable_columns, keyword_columns, table
 from storage.store import Store
 from storage.vectors import vec_table
 
@@ -42,10 +42,12 @@ def check(store: Store, sample: int = 20) -> Consistency:
     }
     lacking: dict[str, int] = {}
     ids = set(found.values())
+    keyword = keyword_columns()
+    keyword_ids = {i for (t, c, _), i in found.items() if (t, c) in keyword}
     for name, (kind, _, _) in store.collections().items():
         source = "bm25" if kind == "fts5" else vec_table(name)
         present = {r[0] for r in vectors.execute(f"SELECT rowid FROM {source}")}
-        lacking[name] = len(ids - present)
+        lacking[name] = len((keyword_ids if kind == "fts5" else ids) - present)
     missing = sorted(f"{t}.{c}:{pk}" for t, c, pk in expected - found.keys())
     orphans = sorted(f"{t}.{c}:{pk}" for t, c, pk in found.keys() - expected)
     return Consistency(

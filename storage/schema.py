@@ -27,6 +27,9 @@ class Column:
     description: str
     primary_key: bool = False
     encodable: bool = False  # its non-empty cells are embedded into the vector store
+    # ... and also indexed for BM25. Off for short names (entities.name): thousands of
+    # one-word entries would shrink BM25's average length and tilt it against long passages.
+    keyword: bool = True
     nullable: bool = True
 
 
@@ -362,8 +365,10 @@ TABLES: tuple[Table, ...] = (
             Column(
                 "name",
                 "VARCHAR",
-                "Canonical name (an acronym's long form, else the most frequent spelling).",
+                "Canonical name (an acronym's long form, else the most frequent spelling). "
+                "Embedded for semantic search, not in the BM25 collection.",
                 encodable=True,
+                keyword=False,
             ),
             Column(
                 "entity_type",
@@ -439,8 +444,9 @@ TABLES: tuple[Table, ...] = (
             Column(
                 "path",
                 "VARCHAR[]",
-                "The header path summarised, outermost first; a prefix of the row_path (axis "
-                "'row') or col_path (axis 'col') of every table_cells data cell it covers.",
+                "The header path summarised, outermost first: the first labels of the row_path "
+                "(axis 'row') or col_path (axis 'col') of every table_cells data cell it covers "
+                "(values a header row picked up by mistake are left out of column paths).",
             ),
             Column(
                 "text",
@@ -470,6 +476,11 @@ def table(name: str) -> Table:
 def encodable_columns() -> list[tuple[str, str]]:
     """The (table, column) pairs whose cells are embedded into the vector store."""
     return [(t.name, c.name) for t in TABLES for c in t.columns if c.encodable]
+
+
+def keyword_columns() -> set[tuple[str, str]]:
+    """The encodable (table, column) pairs whose cells are also in the BM25 collection."""
+    return {(t.name, c.name) for t in TABLES for c in t.columns if c.encodable and c.keyword}
 
 
 def ddl() -> list[str]:
@@ -511,5 +522,6 @@ def describe() -> str:
         for c in t.columns:
             flags = " [primary key]" if c.primary_key else ""
             flags += " [encodable]" if c.encodable else ""
+            flags += " [not in bm25]" if c.encodable and not c.keyword else ""
             lines.append(f"- {c.name} {c.type}{flags}: {c.description}")
     return "\n".join(lines)

@@ -22,6 +22,8 @@ import apsw
 import numpy as np
 import sqlite_vec
 
+from storage.schema import keyword_columns
+
 BM25 = "bm25"
 SCHEMA_VERSION = 1
 
@@ -150,9 +152,14 @@ class VectorStore:
                     (e.table_name, e.column_name, e.primary_key, e.doc_id, e.page_number, e.text),
                 ).fetchone()
                 ids.append(entry_id)
+            keyword = keyword_columns()
             self.con.executemany(
                 "INSERT INTO bm25 (rowid, text) VALUES (?, ?)",
-                [(i, e.text) for i, e in zip(ids, entries, strict=True)],
+                [
+                    (i, e.text)
+                    for i, e in zip(ids, entries, strict=True)
+                    if (e.table_name, e.column_name) in keyword
+                ],
             )
             for collection, matrix in vectors.items():
                 table = vec_table(collection)
