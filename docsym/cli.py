@@ -282,7 +282,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from tools.evaluate import KS, evaluate, load_qa
+    from tools.evaluate import KS, by_kind, evaluate, load_qa
 
     items = load_qa(args.qa)
     scores = evaluate(_store(args), items, args.modes.split(","))
@@ -303,6 +303,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     for s in scores:
         summary.add_row(s.mode, *(f"{s.recall[k]:.2f}" for k in KS), f"{s.mrr:.3f}")
     out.print(summary)
+    kinds = Table(title="per kind of question")
+    for name in ("mode", "kind", "n", *(f"recall@{k}" for k in KS), "MRR"):
+        kinds.add_column(name, justify="left" if name in ("mode", "kind") else "right")
+    for s in scores:
+        for kind, part in by_kind(s, items).items():
+            recalls = (f"{part.recall[k]:.2f}" for k in KS)
+            kinds.add_row(s.mode, kind, str(len(part.ranks)), *recalls, f"{part.mrr:.3f}")
+    out.print(kinds)
     return 0
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from indexer.model import BBox, ParsedDocument
 from indexer.summaries import DocumentSummaries
 from indexer.table_model import table_to_html
+from indexer.table_summaries import summarise_rows_and_columns
 from indexer.tree import build_tree
 
 Rows = dict[str, list[dict]]
@@ -124,6 +125,7 @@ def build_rows(facts: FileFacts, parsed: ParsedDocument, summaries: DocumentSumm
         ],
     }
     rows["tables"], rows["table_cells"] = _table_rows(doc_id, parsed, locate, summaries)
+    rows["table_summaries"] = _table_summary_rows(doc_id, parsed)
     rows["tree_nodes"] = build_tree(doc_id, parsed, rows)
     return rows
 
@@ -198,6 +200,29 @@ def _table_rows(
             for c in t.cells
         )
     return tables, cells
+
+
+def _table_summary_rows(doc_id: str, parsed: ParsedDocument) -> list[dict]:
+    """HD-RAG row- and column-level summaries of every table (indexer/table_summaries.py)."""
+    rows: list[dict] = []
+    for t in parsed.tables:
+        table_id = f"{doc_id}-t{t.ordinal}"
+        rows.extend(
+            {
+                "summary_id": f"{table_id}-{s.axis}{s.ordinal}",
+                "table_id": table_id,
+                "doc_id": doc_id,
+                "axis": s.axis,
+                "level": s.level,
+                "path": s.path,
+                "text": s.text,
+                "page_number": t.page_number,
+                "bbox": _box(s.bbox),
+                "cell_count": len(s.cells),
+            }
+            for s in summarise_rows_and_columns(t)
+        )
+    return rows
 
 
 class _SectionLocator:
