@@ -180,5 +180,7 @@ class Store:
 
 
 def _fts_terms(query: str) -> list[str]:
-    """Words of a free-text query, quoted for FTS5 (no user syntax reaches MATCH)."""
+    """Words of a free-text query, quoted for FTS5 (no user syntax reaches MATCH). A possessive
+    's is dropped: "MuPDF's" searches for mupdf, not for every word followed by 's."""
+    query = re.sub(r"(?<=\w)['’]s\b", "", query)
     return list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))[:64]

@@ -138,12 +138,15 @@ def analyse(text: str) -> Analysed:
     return Analysed(text)
 
 
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+
+
 def tokens(text: str) -> list[str]:
-    return [_stem(t) for t in _TOKEN.findall(text.lower())]
+    return [_stem(t) for t in _TOKEN.findall(_POSSESSIVE.sub("", text.lower()))]
 
 
 def query_terms(query: str) -> list[str]:
-    words = [w for w in _TOKEN.findall(query.lower()) if w not in STOPWORDS]
+    words = [w for w in _TOKEN.findall(_POSSESSIVE.sub("", query.lower())) if w not in STOPWORDS]
     return list(dict.fromkeys(_stem(w) for w in words))
 
 
