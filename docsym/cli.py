@@ -247,14 +247,11 @@ def _cmd_sql(args: argparse.Namespace) -> int:
 
 def _cmd_search(args: argparse.Namespace) -> int:
     from tools.errors import ToolError
-    from tools.search import hybrid_search, vector_search
+    from tools.search import hybrid_search, parse_views, vector_search
 
     store = _store(args)
-    views = [tuple(v.split(".", 1)) for v in args.view if "." in v]
-    if len(views) != len(args.view):
-        err.print("[red]error[/]: --view takes TABLE.COLUMN, e.g. chunks.text")
-        return 2
     try:
+        views = parse_views(args.view) or []
         if args.collection == "hybrid":
             result = hybrid_search(store, args.query, views or None, args.filter, args.limit)
         else:

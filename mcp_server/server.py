@@ -116,16 +116,26 @@ def build_server(index_dir: Path) -> MCPServer:
         description=(
             "The best first search: BM25 and semantic candidates over chunks, pages, section "
             "titles, table captions/summaries, figure captions and titles, re-ranked into one "
-            "list of rows. Same filter language as vector_search. Follow up with run_sql on the "
-            "hit's table and primary key for the full row."
+            "list of rows. Same filter language as vector_search. views picks other encodable "
+            "views, e.g. ['table_summaries.text'] to land on one row or column of a large table "
+            "(HD-RAG's row/column summaries). Follow up with run_sql on the hit's table and "
+            "primary key for the full row."
         ),
     )
     def hybrid_search(
         query: Annotated[str, Field(description="Question or keywords.", max_length=2000)],
         filter: Annotated[str, Field(description="Filter expression; empty for none")] = "",
         limit: Annotated[int, Field(ge=1, le=search.MAX_LIMIT)] = 10,
+        views: Annotated[
+            list[str] | None,
+            Field(
+                description="'table.column' encodable views; default: the usual ones", max_length=20
+            ),
+        ] = None,
     ) -> CallToolResult:
-        return _search(lambda: search.hybrid_search(store, query, None, filter, limit))
+        return _search(
+            lambda: search.hybrid_search(store, query, search.parse_views(views), filter, limit)
+        )
 
     @server.tool(
         name="get_outline",

@@ -166,3 +166,22 @@ def test_outline_subtree_rank_then_view(corpus_index) -> None:
             assert bad.is_error and "criteria must be some of" in bad.content[0].text
 
     anyio.run(scenario)
+
+
+def test_hybrid_search_on_row_and_column_summaries(corpus_index) -> None:
+    """HD-RAG: searching the row/column summaries lands on the one column holding the answer."""
+
+    async def scenario() -> None:
+        async with Client(_server(corpus_index[0])) as client:
+            found = await client.call_tool(
+                "hybrid_search",
+                {"query": "Uber total revenue 2021", "views": ["table_summaries.text"], "limit": 3},
+            )
+            assert not found.is_error, found.content[0].text
+            hits = found.structured_content["hits"]
+            assert all(h["table_name"] == "table_summaries" for h in hits)
+            assert any("17,455" in h["text"] and h["page_number"] == 53 for h in hits)
+            bad = await client.call_tool("hybrid_search", {"query": "x", "views": ["tables"]})
+            assert bad.is_error and "'table.column'" in bad.content[0].text
+
+    anyio.run(scenario)

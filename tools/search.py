@@ -108,6 +108,19 @@ def hybrid_search(
     return _result(query, "hybrid", _with_bboxes(store, hits))
 
 
+def parse_views(views: list[str] | None) -> list[tuple[str, str]] | None:
+    """['table_summaries.text'] -> [('table_summaries', 'text')], with a helpful refusal."""
+    if not views:
+        return None
+    parsed = []
+    for view in views:
+        table_name, dot, column_name = view.partition(".")
+        if not dot or not table_name or not column_name:
+            raise ToolError(f"view {view!r} must be 'table.column', e.g. 'table_summaries.text'")
+        parsed.append((table_name, column_name))
+    return parsed
+
+
 def _text_budget(limit: int) -> int:
     return max(120, min(HIT_TEXT_CHARS, RESULT_TEXT_CHARS // limit))
 
