@@ -71,17 +71,23 @@ def fuse(
     dense: list[tuple[int, float]],
     entries: dict[int, EntryRow],
     store: Store | None = None,
+    similarity: dict[int, float] | None = None,
 ) -> list[tuple[int, float, list[str]]]:
-    """[(entry id, score, collections that found it)] best first, one entry per row."""
+    """[(entry id, score, collections that found it)] best first, one entry per row.
+
+    ``similarity`` gives the cosine of candidates the dense search did not return, so every
+    candidate's ``dense`` feature is its real similarity."""
     sources: dict[int, list[str]] = defaultdict(list)
     features: dict[int, dict[str, float]] = defaultdict(lambda: dict.fromkeys(WEIGHTS, 0.0))
     top_sparse = max((s for _, s in sparse), default=1.0) or 1.0
     for entry_id, score in sparse:
         features[entry_id]["sparse"] = max(score, 0.0) / top_sparse
         sources[entry_id].append("bm25")
-    for entry_id, similarity in dense:
-        features[entry_id]["dense"] = max(similarity, 0.0)
+    for entry_id, cosine in dense:
+        features[entry_id]["dense"] = max(cosine, 0.0)
         sources[entry_id].append("dense")
+    for entry_id, cosine in (similarity or {}).items():
+        features[entry_id]["dense"] = max(cosine, 0.0)
     terms = query_terms(query)
     analysed = {i: analyse(entries[i].text) for i in features}
     weights = _term_weights(terms, [a.vocabulary for a in analysed.values()])
