@@ -13,13 +13,16 @@ import time
 import tracemalloc
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
-from scipy import sparse
 
 from indexer.entities import normalise_name
 from storage.store import Store
+
+if TYPE_CHECKING:  # networkx and scipy load on first use: the server starts faster without them
+    import networkx as nx
+    from scipy import sparse
 
 SAME_NAME_WEIGHT = 1.0
 
@@ -61,6 +64,8 @@ class EntityGraph:
                         c.append(column)
                         v.append(1.0 + np.log(max(count, 1)))
             shape = (len(rows), len(positions))
+            from scipy import sparse
+
             self._links[doc_id] = (rows, sparse.csr_array((v, (r, c)), shape=shape))
         return self._links[doc_id]
 
@@ -69,6 +74,9 @@ class EntityGraph:
         first use and kept: PageRank runs on it without rebuilding a matrix per query."""
         if doc_id not in self._matrices:
             ids = self.doc_entities.get(doc_id, [])
+            import networkx as nx
+            from scipy import sparse
+
             matrix = nx.to_scipy_sparse_array(self.graph, nodelist=ids, weight="weight")
             self._matrices[doc_id] = ({e: n for n, e in enumerate(ids)}, sparse.csr_array(matrix))
         return self._matrices[doc_id]
@@ -95,6 +103,8 @@ def build_entity_graph(store: Store) -> EntityGraph:
         "SELECT entity_id, doc_id, name, entity_type, aliases, mention_count, node_count "
         "FROM entities"
     ).fetchall()
+    import networkx as nx
+
     graph = nx.Graph()
     for entity_id, doc_id, name, entity_type, aliases, mentions, nodes in rows:
         info = EntityInfo(
@@ -149,6 +159,8 @@ def personalized_pagerank(
     back to the seeds; dangling nodes jump to the seeds too."""
     out_weight = np.asarray(adjacency.sum(axis=1)).ravel()
     inverse = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=out_weight > 0)
+    from scipy import sparse
+
     transition = sparse.diags(inverse) @ adjacency
     jump = personal / personal.sum()
     dangling = out_weight == 0

@@ -12,12 +12,15 @@ from __future__ import annotations
 import hashlib
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pymupdf
 from pydantic import BaseModel, Field
 
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
+
+if TYPE_CHECKING:  # PyMuPDF loads on the first view_page: the server starts faster without it
+    import pymupdf
 
 BBOX_HELP = (
     "Bounding boxes are [x0, y0, x1, y1] in PDF points (1/72 inch) with the origin at the "
@@ -67,6 +70,8 @@ def view_page(
             f"1..{page_count}"
         )
     data = _read_verified(store, doc_id, path, sha256)
+    import pymupdf
+
     with pymupdf.open(stream=data, filetype="pdf") as doc:
         page = doc[page_number - 1]
         # Index bboxes are in the unrotated page space (as text extraction reports them);
@@ -141,6 +146,8 @@ def _read_verified(store: Store, doc_id: str, path: Path, expected: str | None) 
 
 
 def _check_box(box: object, what: str) -> pymupdf.Rect:
+    import pymupdf
+
     if not isinstance(box, list | tuple) or len(box) != 4:
         raise ToolError(f"{what} must be 4 numbers [x0, y0, x1, y1], got {box!r}. {BBOX_HELP}")
     try:
@@ -161,6 +168,8 @@ def _check_highlights(highlights: list[list[float]]) -> list[pymupdf.Rect]:
 
 
 def _clip(page_rect: pymupdf.Rect, wanted: pymupdf.Rect | None) -> pymupdf.Rect:
+    import pymupdf
+
     if wanted is None:
         return pymupdf.Rect(page_rect)
     clipped = pymupdf.Rect(wanted) & page_rect
