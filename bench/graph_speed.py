@@ -13,6 +13,7 @@ import argparse
 import statistics
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 import networkx as nx
@@ -26,7 +27,7 @@ from indexer.summaries import summarise_document  # noqa: E402
 from indexer.views import FileFacts, build_rows  # noqa: E402
 from storage.encoder import get_encoder  # noqa: E402
 from storage.store import Store  # noqa: E402
-from tools.graph import measure_build  # noqa: E402
+from tools.graph import build_entity_graph  # noqa: E402
 from tools.rank_nodes import rank_nodes  # noqa: E402
 
 QUESTIONS = [
@@ -75,7 +76,12 @@ def resolution_figures(corpus: Path) -> None:
 
 
 def graph_figures(store: Store) -> None:
-    graph, seconds, peak = measure_build(store)
+    tracemalloc.start()
+    started = time.perf_counter()
+    graph = build_entity_graph(store)
+    seconds = time.perf_counter() - started
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
     print(
         f"in-memory graph: {graph.graph.number_of_nodes()} entities, "
         f"{graph.graph.number_of_edges()} edges, {len(graph.node_entities)} linked tree nodes; "

@@ -208,7 +208,7 @@ def normalise_name(name: str) -> str:
 
 def _mostly_capitals(sentence: str) -> bool:
     """An all-capitals heading line ('6 STUDY 2: FIELD DEPLOYMENT') names nothing new."""
-    words = [w for w in re.findall(r"[A-Za-z]{3,}", sentence)]
+    words = re.findall(r"[A-Za-z]{3,}", sentence)
     return len(words) >= 2 and sum(w.isupper() for w in words) >= 0.6 * len(words)
 
 

@@ -134,7 +134,7 @@ def finish_table(
     cells = [cell.model_copy() for cell in cells if cell.text is not None]
     n_rows = max((c.row + c.row_span for c in cells), default=0)
     n_cols = max((c.col + c.col_span for c in cells), default=0)
-    grid = _occupancy(cells, n_rows, n_cols)
+    grid = occupancy(cells, n_rows, n_cols)
     if header_rows is None:
         header_rows = _flagged_depth(cells, "row") or infer_header_rows(grid)
         header_rows = _release_section_rows(grid, header_rows)
@@ -166,8 +166,13 @@ def finish_table(
 Grid = list[list[TableCell | None]]
 
 
-def _occupancy(cells: Sequence[TableCell], n_rows: int, n_cols: int) -> Grid:
-    """Grid position -> the cell covering it (spanning cells cover several positions)."""
+def occupancy(
+    cells: Sequence[TableCell], n_rows: int | None = None, n_cols: int | None = None
+) -> Grid:
+    """Grid position -> the cell covering it (spanning cells cover several positions). The size
+    defaults to what the cells reach."""
+    n_rows = max((c.row + c.row_span for c in cells), default=0) if n_rows is None else n_rows
+    n_cols = max((c.col + c.col_span for c in cells), default=0) if n_cols is None else n_cols
     grid: Grid = [[None] * n_cols for _ in range(n_rows)]
     for cell in cells:
         for r in range(cell.row, cell.row + cell.row_span):

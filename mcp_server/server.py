@@ -18,7 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from storage.encoder import get_encoder
 from storage.reader import IndexNotFoundError
@@ -152,10 +152,7 @@ def build_server(index_dir: Path) -> MCPServer:
     ) -> CallToolResult:
         with _refusals():
             result = outline.get_outline(store, doc_id, depth)
-        return CallToolResult(
-            content=[TextContent(type="text", text=result.to_markdown())],
-            structured_content=result.model_dump(),
-        )
+        return _reply(result.to_markdown(), result)
 
     @server.tool(
         name="view_page",
@@ -268,10 +265,7 @@ def build_server(index_dir: Path) -> MCPServer:
     ) -> CallToolResult:
         with _refusals():
             result = calculator.calculate(expr)
-        return CallToolResult(
-            content=[TextContent(type="text", text=f"{result.expression} = {result.text}")],
-            structured_content=result.model_dump(),
-        )
+        return _reply(f"{result.expression} = {result.text}", result)
 
     @server.tool(
         name="select_subtree",
@@ -306,18 +300,13 @@ def build_server(index_dir: Path) -> MCPServer:
             "|---|---|---|---|---|---|",
         ]
         for n in result.nodes:
-            text = (n.text or n.title or "").replace("|", "\\|").replace("\n", " ")[:200]
+            text = _cell(n.text or n.title)
             lines.append(
                 f"| {n.node_id} | {n.node_type} | {n.page_start or ''} | "
                 f"{n.ref_table}:{n.ref_id} | "
                 f"{n.bbox or ''} | {text} |"
             )
-        if result.note:
-            lines += ["", result.note]
-        return CallToolResult(
-            content=[TextContent(type="text", text="\n".join(lines))],
-            structured_content=result.model_dump(),
-        )
+        return _reply("\n".join(lines), result, result.note)
 
     @server.tool(
         name="find_entities",
@@ -351,12 +340,7 @@ def build_server(index_dir: Path) -> MCPServer:
                 f"{', '.join(hit.aliases[:5])} | {hit.doc_id} | {hit.mention_count} | "
                 f"{sections.replace('|', '/')} |"
             )
-        if result.note:
-            lines += ["", result.note]
-        return CallToolResult(
-            content=[TextContent(type="text", text="\n".join(lines))],
-            structured_content=result.model_dump(),
-        )
+        return _reply("\n".join(lines), result, result.note)
 
     @server.tool(
         name="rank_nodes",
@@ -394,19 +378,14 @@ def build_server(index_dir: Path) -> MCPServer:
             "|---|---|---|---|---|---|---|",
         ]
         for n in result.nodes:
-            text = (n.text or n.title or "").replace("|", "\\|").replace("\n", " ")[:200]
+            text = _cell(n.text or n.title)
             scores = ", ".join(f"{k} {v:.3f}" for k, v in n.scores.items())
             lines.append(
                 f"| {n.node_id} | {n.node_type} | {n.page_start or ''} | "
                 f"{n.ref_table}:{n.ref_id} | "
                 f"{scores} | {n.why} | {text} |"
             )
-        if result.note:
-            lines += ["", result.note]
-        return CallToolResult(
-            content=[TextContent(type="text", text="\n".join(lines))],
-            structured_content=result.model_dump(),
-        )
+        return _reply("\n".join(lines), result, result.note)
 
     @server.resource(
         "docsym://schema",
@@ -474,14 +453,26 @@ def _refusals() -> Iterator[None]:
         raise McpToolError(str(exc)) from None
 
 
+def _reply(text: str, result: BaseModel, note: str | None = None) -> CallToolResult:
+    """A tool result twice over: markdown text (with the tool's note, if any) for the model to
+    read, and the structured content for clients that parse it."""
+    if note:
+        text += "\n\n" + note
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=result.model_dump()
+    )
+
+
+def _cell(text: str | None, size: int = 200) -> str:
+    """Text made safe for one markdown table cell, trimmed to ``size`` characters."""
+    return (text or "").replace("|", "\\|").replace("\n", " ")[:size]
+
+
 def _table(call) -> CallToolResult:
     """Run a tool function; render its TableResult as markdown plus structured content."""
     with _refusals():
         result: TableResult = call()
-    return CallToolResult(
-        content=[TextContent(type="text", text=result.to_markdown())],
-        structured_content=result.model_dump(),
-    )
+    return _reply(result.to_markdown(), result)
 
 
 def _search(call) -> CallToolResult:
@@ -489,18 +480,13 @@ def _search(call) -> CallToolResult:
         result: search.SearchResult = call()
     lines = ["| # | score | view | doc_id | page | bbox | text |", "|---|---|---|---|---|---|---|"]
     for hit in result.hits:
-        text = hit.text.replace("|", "\\|").replace("\n", " ")[:300]
+        text = _cell(hit.text, 300)
         lines.append(
             f"| {hit.rank} | {hit.score:.4f} | {hit.table_name}.{hit.column_name}:"
             f"{hit.primary_key} | {hit.doc_id} | {hit.page_number or ''} | {hit.bbox or ''} | "
             f"{text} |"
         )
-    if result.note:
-        lines += ["", result.note]
-    return CallToolResult(
-        content=[TextContent(type="text", text="\n".join(lines))],
-        structured_content=result.model_dump(),
-    )
+    return _reply("\n".join(lines), result, result.note)
 
 
 def serve_stdio(index_dir: Path) -> None:

@@ -182,5 +182,12 @@ class Store:
 def _fts_terms(query: str) -> list[str]:
     """Words of a free-text query, quoted for FTS5 (no user syntax reaches MATCH). A possessive
     's is dropped: "MuPDF's" searches for mupdf, not for every word followed by 's."""
-    query = re.sub(r"(?<=\w)['’]s\b", "", query)
-    return list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))[:64]
+    return list(dict.fromkeys(w.lower() for w in _WORD.findall(strip_possessives(query))))[:64]
+
+
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+
+
+def strip_possessives(text: str) -> str:
+    """'MuPDF's' -> 'MuPDF': the 's would otherwise be a search term of its own."""
+    return _POSSESSIVE.sub("", text)

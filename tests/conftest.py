@@ -50,6 +50,16 @@ def corpus_db(corpus_index):
     reader.close()
 
 
+@pytest.fixture(scope="session")
+def corpus_store(corpus_index):
+    """A Store over the corpus index, shared by the search and tree tests."""
+    from storage.store import Store
+
+    store = Store(corpus_index[0])
+    yield store
+    store.close()
+
+
 def doc_id_of(con, file_name: str) -> str:
     row = con.execute("SELECT doc_id FROM documents WHERE file_name = ?", [file_name]).fetchone()
     assert row is not None, f"{file_name} is not in the index"

@@ -20,34 +20,27 @@ from tools.subtree import select_subtree
 DPR = "2004.04906v3_dpr.pdf"
 
 
-@pytest.fixture(scope="module")
-def store(corpus_index):
-    s = Store(corpus_index[0])
-    yield s
-    s.close()
-
-
-def test_find_entities_by_alias_fuzzy_and_with_linked_sections(store, corpus_db) -> None:
+def test_find_entities_by_alias_fuzzy_and_with_linked_sections(corpus_store, corpus_db) -> None:
     doc_id = doc_id_of(corpus_db, DPR)
-    by_alias = find_entities(store, "DPR", doc_id).hits[0]
+    by_alias = find_entities(corpus_store, "DPR", doc_id).hits[0]
     assert by_alias.name == "Dense Passage Retriever" and by_alias.matched == "alias"
     titles = {s.title for s in by_alias.sections}
     assert any("Dense Passage Retriever" in (t or "") for t in titles)
     assert "BM25" in by_alias.neighbours
-    misspelt = find_entities(store, "Dense Pasage Retriever", doc_id).hits
+    misspelt = find_entities(corpus_store, "Dense Pasage Retriever", doc_id).hits
     assert misspelt and misspelt[0].entity_id == by_alias.entity_id
     assert misspelt[0].matched == "fuzzy"
-    everywhere = find_entities(store, "BM25", limit=50).hits
+    everywhere = find_entities(corpus_store, "BM25", limit=50).hits
     assert len({h.doc_id for h in everywhere}) >= 3  # BM25 appears in several papers
 
 
-def test_find_entities_refuses_bad_calls(store) -> None:
+def test_find_entities_refuses_bad_calls(corpus_store) -> None:
     with pytest.raises(ToolError, match="empty"):
-        find_entities(store, "  ")
+        find_entities(corpus_store, "  ")
     with pytest.raises(NotFoundError, match="list_documents"):
-        find_entities(store, "BM25", doc_id="nope")
+        find_entities(corpus_store, "BM25", doc_id="nope")
     with pytest.raises(ToolError, match="limit"):
-        find_entities(store, "BM25", limit=0)
+        find_entities(corpus_store, "BM25", limit=0)
 
 
 def _dev_questions() -> list[dict]:
@@ -57,12 +50,14 @@ def _dev_questions() -> list[dict]:
 
 
 @pytest.mark.parametrize("question_id", ["s2orc-filters", "redp-secadm", "specter-scidocs-tasks"])
-def test_rank_nodes_puts_the_gold_page_on_the_frontier(store, corpus_db, question_id) -> None:
+def test_rank_nodes_puts_the_gold_page_on_the_frontier(
+    corpus_store, corpus_db, question_id
+) -> None:
     item = next(q for q in _dev_questions() if q["id"] == question_id)
     doc_id = corpus_db.execute(
         "SELECT doc_id FROM documents WHERE path LIKE ?", [f"%{item['file']}"]
     ).fetchone()[0]
-    result = rank_nodes(store, item["question"], doc_id)
+    result = rank_nodes(corpus_store, item["question"], doc_id)
     assert result.seeds, "the question names entities of the document"
     frontier = [n for n in result.nodes if n.layer == 1]
     assert any(n.page_start in item["pages"] for n in frontier), [n.page_start for n in frontier]
@@ -70,12 +65,14 @@ def test_rank_nodes_puts_the_gold_page_on_the_frontier(store, corpus_db, questio
         assert set(node.scores) == {"graph", "text"} and node.why.startswith("on the Pareto")
 
 
-def test_frontier_nodes_are_not_dominated_and_layers_add_more(store, corpus_db) -> None:
+def test_frontier_nodes_are_not_dominated_and_layers_add_more(corpus_store, corpus_db) -> None:
     doc_id = doc_id_of(corpus_db, DPR)
     question = "Which pretrained model initialises the DPR question and passage encoders?"
-    one = rank_nodes(store, question, doc_id, criteria=["graph", "text", "lexical"], limit=50)
+    one = rank_nodes(
+        corpus_store, question, doc_id, criteria=["graph", "text", "lexical"], limit=50
+    )
     two = rank_nodes(
-        store, question, doc_id, criteria=["graph", "text", "lexical"], layers=2, limit=50
+        corpus_store, question, doc_id, criteria=["graph", "text", "lexical"], layers=2, limit=50
     )
     assert len(two.nodes) > len(one.nodes) and {n.layer for n in two.nodes} == {1, 2}
     points = [[n.scores[c] for c in one.criteria] for n in one.nodes]
@@ -91,24 +88,24 @@ def test_pareto_front_of_known_points() -> None:
     assert list(_pareto_front(points[:4])) == [0, 1, 2]
 
 
-def test_rank_nodes_within_a_section_stays_inside_it(store, corpus_db) -> None:
+def test_rank_nodes_within_a_section_stays_inside_it(corpus_store, corpus_db) -> None:
     doc_id = doc_id_of(corpus_db, DPR)
-    inside = {n.node_id for n in select_subtree(store, doc_id, section="5", limit=200).nodes}
+    inside = {n.node_id for n in select_subtree(corpus_store, doc_id, section="5", limit=200).nodes}
     result = rank_nodes(
-        store, "BM25 negatives in-batch training", doc_id, section="5", layers=3, limit=50
+        corpus_store, "BM25 negatives in-batch training", doc_id, section="5", layers=3, limit=50
     )
     assert result.nodes and len(result.nodes) < result.scope_nodes
     assert {n.node_id for n in result.nodes} <= inside
 
 
-def test_rank_nodes_refuses_bad_arguments(store, corpus_db) -> None:
+def test_rank_nodes_refuses_bad_arguments(corpus_store, corpus_db) -> None:
     doc_id = doc_id_of(corpus_db, DPR)
     with pytest.raises(ToolError, match="criteria"):
-        rank_nodes(store, "x", doc_id, criteria=["pagerank"])
+        rank_nodes(corpus_store, "x", doc_id, criteria=["pagerank"])
     with pytest.raises(ToolError, match="layers"):
-        rank_nodes(store, "x", doc_id, layers=9)
+        rank_nodes(corpus_store, "x", doc_id, layers=9)
     with pytest.raises(NotFoundError, match="section"):
-        rank_nodes(store, "x", doc_id, section="no such section at all")
+        rank_nodes(corpus_store, "x", doc_id, section="no such section at all")
 
 
 def test_graph_is_cached_until_the_index_changes(tmp_path: Path) -> None:

@@ -20,18 +20,10 @@ from tools.search import hybrid_search, vector_search
 DPR = "2004.04906v3_dpr.pdf"
 
 
-@pytest.fixture(scope="module")
-def store(corpus_index):
-    index_dir, _ = corpus_index
-    s = Store(index_dir)
-    yield s
-    s.close()
-
-
-def test_bm25_finds_the_dpr_encoder_passage(store: Store, corpus_db) -> None:
+def test_bm25_finds_the_dpr_encoder_passage(corpus_store: Store, corpus_db) -> None:
     dpr = doc_id_of(corpus_db, DPR)
     result = vector_search(
-        store,
+        corpus_store,
         "BERT base uncased question encoder passage encoder",
         "bm25",
         "chunks",
@@ -44,10 +36,10 @@ def test_bm25_finds_the_dpr_encoder_passage(store: Store, corpus_db) -> None:
     assert any("BERT" in h.text for h in result.hits)
 
 
-def test_dense_search_with_page_filter_and_bboxes(store: Store, corpus_db) -> None:
+def test_dense_search_with_page_filter_and_bboxes(corpus_store: Store, corpus_db) -> None:
     dpr = doc_id_of(corpus_db, DPR)
     result = vector_search(
-        store,
+        corpus_store,
         "retrieval accuracy on open-domain QA datasets",
         "minilm",
         "tables",
@@ -62,7 +54,7 @@ def test_dense_search_with_page_filter_and_bboxes(store: Store, corpus_db) -> No
     assert scores == sorted(scores, reverse=True)
 
 
-def test_primary_key_filter_narrows_to_rows_found_by_sql(store: Store, corpus_db) -> None:
+def test_primary_key_filter_narrows_to_rows_found_by_sql(corpus_store: Store, corpus_db) -> None:
     keys = [
         r[0]
         for r in corpus_db.execute(
@@ -73,7 +65,7 @@ def test_primary_key_filter_narrows_to_rows_found_by_sql(store: Store, corpus_db
     ]
     quoted = ", ".join(f"'{k}'" for k in keys)
     result = vector_search(
-        store,
+        corpus_store,
         "introduction",
         "minilm",
         "sections",
@@ -84,23 +76,25 @@ def test_primary_key_filter_narrows_to_rows_found_by_sql(store: Store, corpus_db
     assert {h.primary_key for h in result.hits} == set(keys)
 
 
-def test_hybrid_hits_are_unique_rows_with_provenance(store: Store) -> None:
-    result = hybrid_search(store, "Which pretrained model initialises the DPR encoders?", limit=10)
+def test_hybrid_hits_are_unique_rows_with_provenance(corpus_store: Store) -> None:
+    result = hybrid_search(
+        corpus_store, "Which pretrained model initialises the DPR encoders?", limit=10
+    )
     rows = [(h.table_name, h.primary_key) for h in result.hits]
     assert len(rows) == len(set(rows)) == 10
     for hit in result.hits:
         assert hit.doc_id and hit.sources and len(hit.text) <= 702
 
 
-def test_bad_arguments_get_actionable_errors(store: Store) -> None:
+def test_bad_arguments_get_actionable_errors(corpus_store: Store) -> None:
     with pytest.raises(FilterError, match="position"):
-        vector_search(store, "x", "bm25", filter="doc_id == ")
+        vector_search(corpus_store, "x", "bm25", filter="doc_id == ")
     with pytest.raises(ToolError, match="unknown collection"):
-        vector_search(store, "x", "nope")
+        vector_search(corpus_store, "x", "nope")
     with pytest.raises(ToolError, match="no encodable view"):
-        vector_search(store, "x", "bm25", "tables", "html")
+        vector_search(corpus_store, "x", "bm25", "tables", "html")
     with pytest.raises(ToolError, match="limit"):
-        hybrid_search(store, "x", limit=0)
+        hybrid_search(corpus_store, "x", limit=0)
 
 
 def test_vectors_stay_in_step_with_the_database(tmp_path: Path) -> None:

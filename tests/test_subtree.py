@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from storage.store import Store
 from tests.conftest import doc_id_of
 from tools.errors import NotFoundError, ToolError
 from tools.subtree import select_subtree
@@ -12,17 +11,10 @@ from tools.subtree import select_subtree
 DPR = "2004.04906v3_dpr.pdf"
 
 
-@pytest.fixture(scope="module")
-def store(corpus_index):
-    s = Store(corpus_index[0])
-    yield s
-    s.close()
-
-
-def test_experiments_subtree_holds_its_tables_and_nothing_else(store, corpus_db) -> None:
+def test_experiments_subtree_holds_its_tables_and_nothing_else(corpus_store, corpus_db) -> None:
     dpr = doc_id_of(corpus_db, DPR)
     result = select_subtree(
-        store, dpr, section="Experiments: Passage Retrieval", node_types=["table"]
+        corpus_store, dpr, section="Experiments: Passage Retrieval", node_types=["table"]
     )
     assert result.root.title == "Experiments: Passage Retrieval"
     labels = [n.text.split(":")[0] for n in result.nodes]
@@ -37,9 +29,11 @@ def test_experiments_subtree_holds_its_tables_and_nothing_else(store, corpus_db)
     assert all(n.bbox and len(n.bbox) == 4 and n.ref_table == "tables" for n in result.nodes)
 
 
-def test_count_of_tables_in_a_section_matches_sql(store, corpus_db) -> None:
+def test_count_of_tables_in_a_section_matches_sql(corpus_store, corpus_db) -> None:
     dpr = doc_id_of(corpus_db, DPR)
-    counted = select_subtree(store, dpr, section="5", node_types=["table"]).counts.get("table", 0)
+    counted = select_subtree(corpus_store, dpr, section="5", node_types=["table"]).counts.get(
+        "table", 0
+    )
     by_sql = corpus_db.execute(
         "SELECT count(*) FROM tables t JOIN sections s USING (section_id) "
         "WHERE t.doc_id = ? AND (s.number = '5' OR s.number LIKE '5.%')",
@@ -48,20 +42,20 @@ def test_count_of_tables_in_a_section_matches_sql(store, corpus_db) -> None:
     assert counted == by_sql == 2
 
 
-def test_figures_in_a_page_range(store, corpus_db) -> None:
+def test_figures_in_a_page_range(corpus_store, corpus_db) -> None:
     dpr = doc_id_of(corpus_db, DPR)
-    result = select_subtree(store, dpr, node_types=["image"], pages=[3, 5])
+    result = select_subtree(corpus_store, dpr, node_types=["image"], pages=[3, 5])
     assert [n.text.split(":")[0] for n in result.nodes] == ["Figure 1"]
     assert all(3 <= n.page_start <= 5 for n in result.nodes)
 
 
-def test_bad_arguments(store, corpus_db) -> None:
+def test_bad_arguments(corpus_store, corpus_db) -> None:
     dpr = doc_id_of(corpus_db, DPR)
     with pytest.raises(NotFoundError, match="get_outline"):
-        select_subtree(store, dpr, section="no such section title")
+        select_subtree(corpus_store, dpr, section="no such section title")
     with pytest.raises(ToolError, match="node_types"):
-        select_subtree(store, dpr, node_types=["paragraph"])
+        select_subtree(corpus_store, dpr, node_types=["paragraph"])
     with pytest.raises(ToolError, match="pages"):
-        select_subtree(store, dpr, pages=[5, 3])
+        select_subtree(corpus_store, dpr, pages=[5, 3])
     with pytest.raises(NotFoundError, match="list_documents"):
-        select_subtree(store, "../../etc/passwd")
+        select_subtree(corpus_store, "../../etc/passwd")

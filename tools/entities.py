@@ -73,7 +73,16 @@ def find_entities(
     ranked = sorted(
         scores.items(), key=lambda item: (-item[1][0], -graph.entities[item[0]].mention_count)
     )[:limit]
-    hits = [_hit(con, graph, entity_id, score, how) for entity_id, (score, how) in ranked]
+    descriptions = dict(
+        con.execute(
+            "SELECT entity_id, description FROM entities WHERE list_contains(?, entity_id)",
+            [[entity_id for entity_id, _ in ranked]],
+        ).fetchall()
+    )
+    hits = [
+        _hit(con, graph, entity_id, score, how, descriptions.get(entity_id))
+        for entity_id, (score, how) in ranked
+    ]
     note = None
     if not hits:
         note = "No entity matches; try another spelling, hybrid_search, or drop the doc_id."
@@ -120,11 +129,10 @@ def _semantic(store: Store, query: str, doc_id: str | None) -> list[tuple[str, f
     return [(entries[i].primary_key, score) for i, score in found if i in entries]
 
 
-def _hit(con, graph: EntityGraph, entity_id: str, score: float, how: str) -> EntityHit:
+def _hit(
+    con, graph: EntityGraph, entity_id: str, score: float, how: str, description: str | None
+) -> EntityHit:
     info = graph.entities[entity_id]
-    description = con.execute(
-        "SELECT description FROM entities WHERE entity_id = ?", [entity_id]
-    ).fetchone()[0]
     sections = con.execute(
         """
         SELECT s.node_id, s.ref_id, s.title, s.page_start, s.page_end, sum(l.mention_count) AS m

@@ -33,7 +33,7 @@ from collections import Counter, defaultdict
 from functools import lru_cache
 
 from indexer.chunking import split_sentences
-from storage.store import EntryRow, Store
+from storage.store import EntryRow, Store, strip_possessives
 
 WEIGHTS = {
     "sparse": 0.25,
@@ -144,15 +144,12 @@ def analyse(text: str) -> Analysed:
     return Analysed(text)
 
 
-_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
-
-
 def tokens(text: str) -> list[str]:
-    return [_stem(t) for t in _TOKEN.findall(_POSSESSIVE.sub("", text.lower()))]
+    return [_stem(t) for t in _TOKEN.findall(strip_possessives(text.lower()))]
 
 
 def query_terms(query: str) -> list[str]:
-    words = [w for w in _TOKEN.findall(_POSSESSIVE.sub("", query.lower())) if w not in STOPWORDS]
+    words = [w for w in _TOKEN.findall(strip_possessives(query.lower())) if w not in STOPWORDS]
     return list(dict.fromkeys(_stem(w) for w in words))
 
 

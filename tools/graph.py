@@ -10,7 +10,6 @@ can walk from one paper's "BM25" to another's.
 from __future__ import annotations
 
 import time
-import tracemalloc
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -80,12 +79,6 @@ class EntityGraph:
             matrix = nx.to_scipy_sparse_array(self.graph, nodelist=ids, weight="weight")
             self._matrices[doc_id] = ({e: n for n, e in enumerate(ids)}, sparse.csr_array(matrix))
         return self._matrices[doc_id]
-
-    def entities_of_nodes(self, node_ids: list[str]) -> set[str]:
-        found: set[str] = set()
-        for node_id in node_ids:
-            found.update(self.node_entities.get(node_id, ()))
-        return found
 
 
 def entity_graph(store: Store) -> EntityGraph:
@@ -172,14 +165,3 @@ def personalized_pagerank(
             return updated
         rank = updated
     return rank
-
-
-def measure_build(store: Store) -> tuple[EntityGraph, float, int]:
-    """(graph, seconds, peak bytes allocated while building): for bench/graph_speed.py."""
-    tracemalloc.start()
-    started = time.perf_counter()
-    graph = build_entity_graph(store)
-    seconds = time.perf_counter() - started
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return graph, seconds, peak

@@ -31,7 +31,8 @@ from indexer.entities import normalise_name
 from storage.store import Store
 from tools.errors import ToolError
 from tools.graph import EntityGraph, entity_graph, personalized_pagerank
-from tools.subtree import SubtreeNode, fill_from_views, resolve_root
+from tools.search import views_sql
+from tools.subtree import SUBTREE, SubtreeNode, fill_from_views, resolve_root
 
 CRITERIA = ("graph", "text", "lexical")
 NODE_TYPES = ("section", "text", "table", "image", "equation")
@@ -145,11 +146,7 @@ def _scope_nodes(con, root_id: str, node_types: list[str]) -> list[tuple]:
     """(node_id, node_type, depth, title, page_start, page_end, ref_table, ref_id) in order."""
     return con.execute(
         f"""
-        WITH RECURSIVE sub(node_id) AS (
-            SELECT node_id FROM tree_nodes WHERE node_id = ?
-            UNION ALL
-            SELECT t.node_id FROM tree_nodes t JOIN sub ON t.parent_id = sub.node_id
-        )
+        {SUBTREE}
         SELECT t.node_id, t.node_type, t.depth, t.title, t.page_start, t.page_end,
                t.ref_table, t.ref_id
         FROM tree_nodes t JOIN sub USING (node_id)
@@ -242,9 +239,8 @@ def _doc_entries(store: Store, doc_id: str) -> _DocEntries:
 
 
 def _view_where(doc_id: str) -> tuple[str, list]:
-    pairs = [(t, c) for t, columns in NODE_VIEWS.items() for c in columns]
-    views = " OR ".join("(e.table_name = ? AND e.column_name = ?)" for _ in pairs)
-    return f"e.doc_id = ? AND ({views})", [doc_id, *[v for p in pairs for v in p]]
+    views, params = views_sql([(t, c) for t, columns in NODE_VIEWS.items() for c in columns])
+    return f"e.doc_id = ? AND {views}", [doc_id, *params]
 
 
 def _by_row(scope: list[tuple]) -> dict[tuple[str, str], list[int]]:

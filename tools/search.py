@@ -182,11 +182,16 @@ def _views(table_name: str | None, column_name: str | None) -> list[tuple[str, s
     return chosen
 
 
+def views_sql(views: list[tuple[str, str]]) -> tuple[str, list]:
+    """SQL over the entries table (alias ``e``) selecting the given (table, column) views."""
+    sql = " OR ".join("(e.table_name = ? AND e.column_name = ?)" for _ in views)
+    return f"({sql})", [v for pair in views for v in pair]
+
+
 def _where(views: list[tuple[str, str]], filter_text: str) -> tuple[str, list]:
-    view_sql = " OR ".join("(e.table_name = ? AND e.column_name = ?)" for _ in views)
-    params: list = [v for pair in views for v in pair]
+    view_sql, params = views_sql(views)
     condition, filter_params = parse_filter(filter_text).compile("e")
-    return f"({view_sql}) AND ({condition})", params + filter_params
+    return f"{view_sql} AND ({condition})", params + filter_params
 
 
 def _hit(

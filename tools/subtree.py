@@ -13,6 +13,14 @@ from storage.store import Store
 from tools.errors import NotFoundError, ToolError
 
 NODE_TYPES = ("section", "text", "table", "image", "equation")
+# `sub`: the ids of the tree nodes under the node bound to the first ?, that node included.
+SUBTREE = """
+    WITH RECURSIVE sub(node_id) AS (
+        SELECT node_id FROM tree_nodes WHERE node_id = ?
+        UNION ALL
+        SELECT t.node_id FROM tree_nodes t JOIN sub ON t.parent_id = sub.node_id
+    )
+"""
 MAX_NODES = 200
 TEXT_CHARS = 300
 
@@ -65,11 +73,7 @@ def select_subtree(
     types = list(node_types or NODE_TYPES)
     first, last = pages if pages else (1, 1_000_000)
     matching = f"""
-        WITH RECURSIVE sub(node_id) AS (
-            SELECT node_id FROM tree_nodes WHERE node_id = ?
-            UNION ALL
-            SELECT t.node_id FROM tree_nodes t JOIN sub ON t.parent_id = sub.node_id
-        )
+        {SUBTREE}
         SELECT t.node_id, t.node_type, t.depth, t.title, t.page_start, t.page_end,
                t.ref_table, t.ref_id, t.ordinal
         FROM tree_nodes t JOIN sub USING (node_id)

@@ -21,9 +21,9 @@ from functools import partial
 
 from indexer.model import TableCell
 from indexer.office.blocks import Paragraph, TableBlock
-from indexer.office.table_grid import Grid, occupancy, row_cells
+from indexer.office.table_grid import row_cells
 from indexer.office.table_paths import apply_column_dividers, nest_row_groups
-from indexer.table_model import infer_header_cols, infer_header_rows, parse_number
+from indexer.table_model import Grid, infer_header_cols, infer_header_rows, occupancy, parse_number
 
 _YEAR = re.compile(r"^(19|20)\d\d$")
 MAX_GAP = 1  # blank rows allowed inside a band

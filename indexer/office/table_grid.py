@@ -12,21 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from indexer.model import TableCell
-from indexer.table_model import infer_header_rows, parse_number
-
-Grid = list[list[TableCell | None]]
-
-
-def occupancy(cells: Sequence[TableCell]) -> Grid:
-    """Grid position -> the cell covering it (a spanning cell covers several positions)."""
-    n_rows = max((c.row + c.row_span for c in cells), default=0)
-    n_cols = max((c.col + c.col_span for c in cells), default=0)
-    grid: Grid = [[None] * n_cols for _ in range(n_rows)]
-    for cell in cells:
-        for r in range(cell.row, cell.row + cell.row_span):
-            for c in range(cell.col, cell.col + cell.col_span):
-                grid[r][c] = cell
-    return grid
+from indexer.table_model import Grid, infer_header_rows, occupancy, parse_number
 
 
 def row_cells(grid: Grid, r: int) -> list[TableCell]:
