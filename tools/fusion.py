@@ -12,17 +12,24 @@ the index knows about each one:
 - ``phrase``: the share of the question's adjacent word pairs ("gross bookings") found adjacent;
 - ``document``: how strongly the candidates of its document as a whole match, so one stray hit
   in an unrelated document does not outrank a document that matches throughout;
-- ``number``: for questions whose answer is a quantity ("how many", "what percentage", "which
-  year"), whether a number the question does not contain sits next to the tightest cluster of
-  the question's words: "field deployment study (N=6)" answers, a passage that only discusses
-  the deployment does not.
+- ``named``: how much of the question names the candidate's document, by its title, its
+  authors or its file name ("in the Multi-LexSum paper", "Bolejko and Andersson"), relative to
+  the best-named document: questions over a corpus of similar papers often say which one they
+  mean, and the passage vocabulary alone cannot tell two papers about the same thing apart;
+- ``number``: for questions whose answer is a quantity ("how many", "what percentage", "what
+  F1", "at what redshift"), whether a number the question does not contain sits next to the
+  tightest cluster of the question's words: "field deployment study (N=6)" answers, a passage
+  that only discusses the deployment does not. Labels ("Study 2", "Table 3", "[12]") are not
+  quantities and do not count.
 
 The weights are few and fixed (see WEIGHTS). The window feature carries the most weight: on the
 dev set, BM25 finds the right document but often the wrong passage of it, and what separates the
 passage that answers is the question's rarer words appearing together. ``docsym eval`` reports
-what the weights achieve; page-level score sharing and sentence-level MiniLM re-scoring were
-measured too and made the ranking worse. Last, the ranking is spread over pages: each page's best
-hit comes before any page's second hit: ten hits show ten places to look, not one page four times.
+what the weights achieve (bench/qa/README.md has the figures on the dev set and on the 69
+held-out questions of bench/qa/docsym_qa.jsonl); page-level score sharing, section-heading
+matches and sentence-level MiniLM re-scoring were measured too and made the ranking worse.
+Last, the ranking is spread over pages: each page's best hit comes before any page's second hit:
+ten hits show ten places to look, not one page four times.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ WEIGHTS = {
     "window": 0.5,
     "phrase": 0.1,
     "document": 0.1,
+    "named": 0.1,
     "number": 0.1,
 }
 # The number feature looks for a number within NUMBER_MARGIN tokens of the densest SPAN_TOKENS
@@ -50,9 +58,23 @@ NUMBER_MARGIN = 5
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
 _NUMBER = re.compile(r"\d[\d.,]*")
+# What a question asking for a quantity names: "what [...] F1", "at what redshift", "what share".
+_MEASURES = (
+    "percentage|percent|share|proportion|fraction|number|amount|count|total|average|mean|median|"
+    "year|score|rate|ratio|accuracy|precision|recall|f1|auc|bleu|rouge|index|weight|coefficient|"
+    "threshold|cost|price|revenue|revenues|income|expense|expenses|size|speed|time|duration|"
+    "length|distance|redshift|temperature|probability|difference|growth|margin"
+)
 _QUANTITY_QUESTION = re.compile(
-    r"^\s*(how (many|much|long|old|often|large)|(what|which|in what) (percentage|percent|share|"
-    r"proportion|fraction|number|amount|year)|when)\b",
+    r"^\s*(how (many|much|long|old|often|large|fast|far|big)\b|when\b|"
+    rf"(what|which|at what|in what|by how much)\b(\s+[\w@'’-]+){{0,6}}?\s+({_MEASURES})\b)",
+    re.IGNORECASE,
+)
+# Numbers that name something rather than count it: "Study 2", "Table 3", "Eq. (4)", "[12, 15]".
+_LABEL_NUMBER = re.compile(
+    r"\b(?:table|figure|fig|section|sec|study|step|eq|equation|chapter|appendix|part|item|note|"
+    r"page|p|pp|version|v|phase|experiment|task|round|line|model|algorithm|theorem|lemma)s?\.?"
+    r"\s*\(?\d[\d.]*\)?|\[\d+(?:\s*[,–-]\s*\d+)*\]",
     re.IGNORECASE,
 )
 STOPWORDS = frozenset(
@@ -97,8 +119,11 @@ def fuse(
         f["window"] = window_coverage(analysed[entry_id], weights)
         f["phrase"] = len(pairs & analysed[entry_id].pairs) / len(pairs) if pairs else 0.0
         if wants_number:
-            f["number"] = number_near_terms(analysed[entry_id].words, weights, set(terms))
+            words = quantity_words(entries[entry_id].text)
+            f["number"] = number_near_terms(words, weights, set(terms))
     _document_scores(features, entries)
+    if store is not None:
+        _named_scores(features, entries, weights, store.derived("document_names", document_names))
     scores = {i: sum(WEIGHTS[k] * v for k, v in f.items()) for i, f in features.items()}
     best_per_row: dict[tuple[str, str], int] = {}
     for entry_id, score in scores.items():
@@ -142,6 +167,12 @@ class Analysed:
 def analyse(text: str) -> Analysed:
     """Cached: the same passages come back as candidates for many questions."""
     return Analysed(text)
+
+
+@lru_cache(maxsize=8192)
+def quantity_words(text: str) -> list[str]:
+    """The text's words with labels ("Table 3", "[12]") taken out: their numbers are names."""
+    return tokens(_LABEL_NUMBER.sub(" ", text))
 
 
 def tokens(text: str) -> list[str]:
@@ -220,3 +251,42 @@ def _document_scores(features: dict[int, dict[str, float]], entries: dict[int, E
     top = max(strength.values(), default=1.0) or 1.0
     for entry_id, f in features.items():
         f["document"] = strength[entries[entry_id].doc_id] / top
+
+
+def document_names(store: Store) -> dict[str, frozenset[str]]:
+    """doc_id -> the words that name it: its title, its authors and its file name."""
+    rows = store.sql().execute("SELECT doc_id, title, authors, file_name FROM documents").fetchall()
+    names = {}
+    for doc_id, title, authors, file_name in rows:
+        stem = file_name.rsplit(".", 1)[0].replace("_", " ")
+        words = tokens(" ".join([title or "", " ".join(authors or []), stem]))
+        names[doc_id] = frozenset(words) | {p for w in words for p in _parts(w)}
+    return names
+
+
+def _parts(word: str) -> list[str]:
+    """'tableformer-large' -> ['tableformer', 'large']: a compound names what its parts name."""
+    parts = re.split(r"[._-]", word)
+    return [p for p in parts if len(p) >= 3 and not p.isdigit()] if len(parts) > 1 else []
+
+
+def _named_scores(
+    features: dict[int, dict[str, float]],
+    entries: dict[int, EntryRow],
+    weights: dict[str, float],
+    names: dict[str, frozenset[str]],
+) -> None:
+    """Each candidate's share of the question's term weight that names its document, relative
+    to the best-named document among the candidates (0 for all when none is named)."""
+    total = sum(weights.values())
+    named: dict[str, float] = {}
+    for doc_id in {entries[entry_id].doc_id for entry_id in features}:
+        vocabulary = names.get(doc_id, frozenset())
+        named[doc_id] = sum(
+            w for t, w in weights.items() if t in vocabulary or vocabulary.intersection(_parts(t))
+        )
+    top = max(named.values(), default=0.0)
+    if not total or not top:
+        return
+    for entry_id, f in features.items():
+        f["named"] = named[entries[entry_id].doc_id] / top

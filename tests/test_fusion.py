@@ -1,0 +1,80 @@
+"""The re-ranking features of hybrid_search (tools.fusion) on small texts and the corpus index."""
+
+from __future__ import annotations
+
+import pytest
+
+from storage.store import EntryRow
+from tests.conftest import doc_id_of
+from tools import fusion
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many people were in the CiteSee field deployment?",
+        "What F1 does ScienceParse reach when extracting paper titles?",
+        "At what redshift is last scattering set?",
+        "What was Tennessee's age-adjusted stroke death rate in 2006?",
+        "What share of Mobility Gross Bookings came from the UK?",
+        "By how much did clickthrough rate improve?",
+    ],
+)
+def test_questions_asking_for_a_quantity_are_recognised(question: str) -> None:
+    assert fusion._QUANTITY_QUESTION.search(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which CL command grants the QIBM_DB_SECADM function usage to a user?",
+        "What is the default value of the QCRTAUT system value?",
+        "Why does MuPDF require fz_var on local variables?",
+        "What are the three main components of the papermage toolkit?",
+    ],
+)
+def test_other_questions_are_not_quantity_questions(question: str) -> None:
+    assert not fusion._QUANTITY_QUESTION.search(question)
+
+
+def test_labels_are_not_quantities() -> None:
+    weights = {"field": 1.0, "deployment": 1.0}
+    terms = set(weights)
+    label_only = "As Table 3 shows, Study 2 was a field deployment [12, 15]."
+    counted = "We ran a field deployment study (N=6) over two weeks."
+    assert fusion.number_near_terms(fusion.quantity_words(label_only), weights, terms) == 0.0
+    assert fusion.number_near_terms(fusion.quantity_words(counted), weights, terms) == 1.0
+    # Without the label filter the label's number would have counted.
+    assert fusion.number_near_terms(fusion.tokens(label_only), weights, terms) == 1.0
+
+
+def _entry(entry_id: int, doc_id: str) -> EntryRow:
+    return EntryRow("chunks", "text", f"c{entry_id}", doc_id, 1, "some text", entry_id)
+
+
+def test_named_documents_score_relative_to_the_best_named() -> None:
+    names = {
+        "a": frozenset({"multi-lexsum", "summary"}),
+        "b": frozenset({"tableformer", "table"}),
+        "c": frozenset({"specter"}),
+    }
+    entries = {1: _entry(1, "a"), 2: _entry(2, "b"), 3: _entry(3, "c")}
+    features: dict[int, dict[str, float]] = {1: {}, 2: {}, 3: {}}
+    # "tableformer-large" names TableFormer through its part.
+    weights = {"multi-lexsum": 2.0, "tableformer-large": 1.0, "baseline": 1.0}
+    fusion._named_scores(features, entries, weights, names)
+    assert features == {1: {"named": 1.0}, 2: {"named": 0.5}, 3: {"named": 0.0}}
+
+
+def test_unnamed_question_leaves_the_feature_unset() -> None:
+    features = {1: {}}
+    fusion._named_scores(features, {1: _entry(1, "a")}, {"x": 1.0}, {"a": frozenset({"y"})})
+    assert features == {1: {}}
+
+
+def test_document_names_hold_title_authors_and_file_name(corpus_store) -> None:
+    names = fusion.document_names(corpus_store)
+    dpr = names[doc_id_of(corpus_store.sql(), "2004.04906v3_dpr.pdf")]
+    assert {"dense", "passage", "retrieval", "karpukhin", "dpr"} <= dpr
+    jcap = names[doc_id_of(corpus_store.sql(), "0807.3577_jcap_accelerations.pdf")]
+    assert {"bolejko", "andersson", "acceleration"} <= jcap
