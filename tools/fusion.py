@@ -276,9 +276,8 @@ def _named_scores(
     weights: dict[str, float],
     names: dict[str, frozenset[str]],
 ) -> None:
-    """Each candidate's share of the question's term weight that names its document, relative
-    to the best-named document among the candidates (0 for all when none is named)."""
-    total = sum(weights.values())
+    """Each candidate's question term weight that names its document, relative to the
+    best-named document among the candidates (left at 0 for all when none is named)."""
     named: dict[str, float] = {}
     for doc_id in {entries[entry_id].doc_id for entry_id in features}:
         vocabulary = names.get(doc_id, frozenset())
@@ -286,7 +285,7 @@ def _named_scores(
             w for t, w in weights.items() if t in vocabulary or vocabulary.intersection(_parts(t))
         )
     top = max(named.values(), default=0.0)
-    if not total or not top:
+    if not top:
         return
     for entry_id, f in features.items():
         f["named"] = named[entries[entry_id].doc_id] / top
