@@ -28,7 +28,7 @@ from tools import rank_nodes as rank
 from tools import sql as sql_tool
 from tools.errors import ToolError
 from tools.filters import OPERATORS_HELP
-from tools.results import TableResult
+from tools.results import TableResult, markdown_cell
 
 log = logging.getLogger("docsym.mcp")
 
@@ -338,7 +338,7 @@ def build_server(index_dir: Path) -> MCPServer:
             lines.append(
                 f"| {hit.name} ({hit.entity_id}, {hit.matched}) | {hit.entity_type} | "
                 f"{', '.join(hit.aliases[:5])} | {hit.doc_id} | {hit.mention_count} | "
-                f"{sections.replace('|', '/')} |"
+                f"{markdown_cell(sections)} |"
             )
         return _reply("\n".join(lines), result, result.note)
 
@@ -465,7 +465,7 @@ def _reply(text: str, result: BaseModel, note: str | None = None) -> CallToolRes
 
 def _cell(text: str | None, size: int = 200) -> str:
     """Text made safe for one markdown table cell, trimmed to ``size`` characters."""
-    return (text or "").replace("|", "\\|").replace("\n", " ")[:size]
+    return markdown_cell(text)[:size]
 
 
 def _table(call) -> CallToolResult:

@@ -278,11 +278,14 @@ def _named_scores(
 ) -> None:
     """Each candidate's question term weight that names its document, relative to the
     best-named document among the candidates (left at 0 for all when none is named)."""
+    term_parts = {t: _parts(t) for t in weights}
     named: dict[str, float] = {}
     for doc_id in {entries[entry_id].doc_id for entry_id in features}:
         vocabulary = names.get(doc_id, frozenset())
         named[doc_id] = sum(
-            w for t, w in weights.items() if t in vocabulary or vocabulary.intersection(_parts(t))
+            w
+            for t, w in weights.items()
+            if t in vocabulary or vocabulary.intersection(term_parts[t])
         )
     top = max(named.values(), default=0.0)
     if not top:

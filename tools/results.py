@@ -18,14 +18,17 @@ class TableResult(BaseModel):
     note: str | None = Field(default=None, description="What was cut and how to get the rest.")
 
     def to_markdown(self) -> str:
-        header = "| " + " | ".join(self.columns) + " |"
         rule = "|" + "---|" * len(self.columns)
-        body = ["| " + " | ".join(_cell(v) for v in row) + " |" for row in self.rows]
-        text = "\n".join([header, rule, *body])
+        text = "\n".join([markdown_row(self.columns), rule, *map(markdown_row, self.rows)])
         return f"{text}\n\n{self.note}" if self.note else text
 
 
-def _cell(value: Any) -> str:
+def markdown_row(values: list[Any]) -> str:
+    return "| " + " | ".join(markdown_cell(v) for v in values) + " |"
+
+
+def markdown_cell(value: Any) -> str:
+    """A value made safe for one markdown table cell: pipes escaped, lines joined."""
     if value is None:
         return ""
     if isinstance(value, float):
@@ -52,7 +55,7 @@ def fit_rows(rows: list[list[Any]], budget: int = MAX_RESULT_CHARS) -> tuple[lis
     """Keep leading rows while their rendering stays within ``budget`` characters."""
     used = 0
     for i, row in enumerate(rows):
-        used += sum(len(_cell(v)) + 3 for v in row)
+        used += sum(len(markdown_cell(v)) + 3 for v in row)
         if used > budget:
             return rows[:i], True
     return rows, False

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
-from tools.results import MAX_RESULT_CHARS
+from tools.results import MAX_RESULT_CHARS, markdown_row
 
 FORMATS = ("markdown", "html", "cells")
 MAX_CELLS = 10_000
@@ -255,12 +255,12 @@ def _markdown(cells: list[dict[str, Any]], view: TableView, max_cells: int) -> t
     else:
         head, body_start = [""] * len(grid[0]), 0
     _carry_down_stubs(grid, body_start, view.header_cols)
-    lines = [_md_row(head), "|" + "---|" * len(head)]
+    lines = [markdown_row(head), "|" + "---|" * len(head)]
     used = sum(len(line) + 1 for line in lines)
     shown = body_start
     budget_rows = max(max_cells // max(len(head), 1), 1)
     for row in grid[body_start:]:
-        line = _md_row(row)
+        line = markdown_row(row)
         if used + len(line) + 1 > MAX_RESULT_CHARS or shown - body_start >= budget_rows:
             break
         lines.append(line)
@@ -280,10 +280,6 @@ def _carry_down_stubs(grid: list[list[str]], body_start: int, header_cols: int) 
                 above = row[col]
             elif any(row[c] for c in range(col + 1, len(row))):
                 row[col] = above
-
-
-def _md_row(values: list[str]) -> str:
-    return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
 
 
 def _html(
