@@ -26,6 +26,7 @@ from indexer.pdf.parser import parse_pdf  # noqa: E402
 from indexer.summaries import summarise_document  # noqa: E402
 from indexer.views import FileFacts, build_rows  # noqa: E402
 from storage.encoder import get_encoder  # noqa: E402
+from storage.schema import EntityRow, RelationRow  # noqa: E402
 from storage.store import Store  # noqa: E402
 from tools.graph import build_entity_graph  # noqa: E402
 from tools.rank_nodes import rank_nodes  # noqa: E402
@@ -53,8 +54,8 @@ def resolution_figures(corpus: Path) -> None:
         for mode in totals:
             built = build_graph("d", rows, encoder.encode, encoder.dim, ResolutionSettings(mode))
             graph = nx.Graph()
-            graph.add_nodes_from(e["entity_id"] for e in built.rows["entities"])
-            graph.add_edges_from((r["source_id"], r["target_id"]) for r in built.rows["relations"])
+            graph.add_nodes_from(e.entity_id for e in built.rows.of(EntityRow))
+            graph.add_edges_from((r.source_id, r.target_id) for r in built.rows.of(RelationRow))
             if graph.number_of_nodes() < 2:
                 continue
             totals[mode][0] += graph.number_of_nodes()

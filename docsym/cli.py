@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 import time
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from storage.paths import ENV_VAR, resolve_index_dir
+from storage.paths import resolve_index_dir
+from storage.settings import SettingsError, get_settings, reload_settings, settings_table
 
 err = Console(stderr=True)
 out = Console()
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
+    parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if getattr(args, "verbose", False) else logging.WARNING,
@@ -30,21 +31,26 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        reload_settings()
+    except SettingsError as exc:
+        err.print(f"[red]error[/]: {escape(str(exc))}", highlight=False)
+        return 2
+    try:
         return args.run(args)
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: documents committed so far are kept")
         return 130
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="docsym", description="Neuro-symbolic document index served over MCP."
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(title="commands")
-    index_help = f"index directory (default: ${ENV_VAR} or ./.docsym)"
+    index_help = "index directory (default: $DOCSYM_INDEX or ./.docsym)"
 
-    p = sub.add_parser("index", help="index PDFs under the given files or folders")
+    p = sub.add_parser("index", help="index the documents under the given files or folders")
     p.add_argument("paths", nargs="+", type=Path, help="files or folders (searched recursively)")
     p.add_argument("--index", dest="index_dir", help=index_help)
     p.add_argument("--prune", action="store_true", help="remove documents whose files are gone")
@@ -90,6 +96,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--per-question", action="store_true", help="print each question's ranks")
     p.set_defaults(run=_cmd_eval)
 
+    p = sub.add_parser(
+        "call",
+        help="call any MCP tool from the terminal: docsym call hybrid_search query='...' limit=5",
+    )
+    p.add_argument("tool", help="tool name (docsym call --list shows them)", nargs="?")
+    p.add_argument(
+        "arguments", nargs="*", metavar="NAME=VALUE", help="VALUE is JSON if it parses, else text"
+    )
+    p.add_argument("--index", dest="index_dir", help=index_help)
+    p.add_argument("--list", action="store_true", help="list the tools and their arguments")
+    p.add_argument("--json", action="store_true", help="print the structured result as JSON")
+    p.set_defaults(run=_cmd_call)
+
     p = sub.add_parser("check", help="check the vector store matches the database")
     p.add_argument("--index", dest="index_dir", help=index_help)
     p.set_defaults(run=_cmd_check)
@@ -97,15 +116,16 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="print the index schema with column descriptions")
     p.set_defaults(run=_cmd_schema)
 
+    p = sub.add_parser("settings", help="print every DOCSYM_* setting with its default")
+    p.set_defaults(run=_cmd_settings)
+
     p = sub.add_parser("serve", help="serve the index over MCP (stdio or streamable HTTP)")
     p.add_argument("--index", dest="index_dir", help=index_help)
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="http: address to bind (default loopback)")
     p.add_argument("--port", type=int, default=8765, help="http: port (default 8765)")
     p.add_argument(
-        "--token",
-        default=os.environ.get("DOCSYM_TOKEN"),
-        help="http: require Authorization: Bearer TOKEN (default: $DOCSYM_TOKEN)",
+        "--token", default=None, help="http: require Authorization: Bearer TOKEN (or $DOCSYM_TOKEN)"
     )
     p.add_argument(
         "--allow-origin",
@@ -223,7 +243,7 @@ class _RichProgress:
 def _cmd_status(args: argparse.Namespace) -> int:
     from tools.documents import index_status
 
-    status = index_status(_reader(args))
+    status = index_status(_store(args))
     table = Table(title=f"docsym index {status.index_dir}")
     table.add_column("view")
     table.add_column("rows", justify="right")
@@ -237,7 +257,7 @@ def _cmd_sql(args: argparse.Namespace) -> int:
     from tools.sql import SqlError, run_sql
 
     try:
-        result = run_sql(_reader(args), args.sql, limit=args.limit)
+        result = run_sql(_store(args), args.sql, limit=args.limit)
     except SqlError as exc:
         err.print(f"[red]refused[/]: {exc}")
         return 2
@@ -251,9 +271,11 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
     store = _store(args)
     try:
-        views = parse_views(args.view) or []
+        views = parse_views(args.view)
         if args.collection == "hybrid":
-            result = hybrid_search(store, args.query, views or None, args.filter, args.limit)
+            result = hybrid_search(
+                store, args.query, filter=args.filter, limit=args.limit, views=args.view
+            )
         else:
             table_name, column_name = views[0] if len(views) == 1 else (None, None)
             result = vector_search(
@@ -311,6 +333,54 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_call(args: argparse.Namespace) -> int:
+    import json
+
+    from storage.reader import IndexNotFoundError
+    from tools.errors import ToolError
+    from tools.registry import TOOLS, tool
+
+    if args.list or not args.tool:
+        for spec in TOOLS:
+            line = f"{spec.usage()}\n    {spec.summary}"
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
+        return 0
+    try:
+        spec = tool(args.tool)
+        result = spec.run(_store(args), _call_arguments(spec, args.arguments))
+    except (ToolError, IndexNotFoundError) as exc:
+        err.print(f"[red]refused[/]: {escape(str(exc))}", highlight=False)
+        return 2
+    if args.json:
+        out.print_json(json.dumps(result.model_dump(), default=str))
+    else:
+        out.print(result.to_markdown(), markup=False, highlight=False, soft_wrap=True)
+    return 0
+
+
+def _call_arguments(spec, pairs: list[str]) -> dict:
+    """['limit=5', 'views=["a.b"]', 'query=what is x'] -> {'limit': 5, ...}: text for text
+    arguments, JSON for the rest (numbers, lists, null)."""
+    import json
+
+    from tools.errors import ToolError
+
+    arguments = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals or not name:
+            raise ToolError(f"arguments are NAME=VALUE, got {pair!r}; see docsym call --list")
+        field = spec.arguments.model_fields.get(name)
+        if field is not None and field.annotation in (str, str | None):
+            arguments[name] = value
+            continue
+        try:
+            arguments[name] = json.loads(value)
+        except json.JSONDecodeError:
+            arguments[name] = value  # the tool's validation says what it should have been
+    return arguments
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from storage.consistency import check
 
@@ -334,6 +404,11 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_settings(args: argparse.Namespace) -> int:
+    out.print(settings_table(), markup=False, soft_wrap=True)
+    return 0
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     index_dir = resolve_index_dir(args.index_dir)
     if args.transport == "stdio":
@@ -343,8 +418,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         return 0
     from mcp_server.http import serve_http
 
+    token = args.token or _secret(get_settings().token)
     # An empty DOCSYM_TOKEN means "no token", never "the empty string is the secret".
-    serve_http(index_dir, args.host, args.port, args.token or None, args.allowed_origins)
+    serve_http(index_dir, args.host, args.port, token or None, args.allowed_origins)
     return 0
 
 
@@ -354,16 +430,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.index_dir or ".docsym-demo"))
 
 
+def _secret(value) -> str | None:
+    return value.get_secret_value() if value is not None else None
+
+
 def _store(args: argparse.Namespace):
     from storage.store import Store
 
     return Store(resolve_index_dir(args.index_dir))
-
-
-def _reader(args: argparse.Namespace):
-    from storage.reader import IndexReader
-
-    return IndexReader(resolve_index_dir(args.index_dir))
 
 
 if __name__ == "__main__":

@@ -8,50 +8,17 @@ window is split at word boundaries so that nothing is ever truncated.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from tokenizers import Tokenizer
 
+from language.sentences import split_sentences
+
 MAX_TOKENS = 256  # the model's window, [CLS] and [SEP] included
 TARGET_TOKENS = 200  # leave room so a chunk is a few sentences, not a wall
 SPECIAL_TOKENS = 2
-
-# A sentence ends at . ! ? followed by space and an upper-case letter, digit or quote/bracket,
-# unless the period belongs to a common abbreviation.
-_ABBREVIATIONS = (
-    "e.g",
-    "i.e",
-    "et al",
-    "etc",
-    "vs",
-    "cf",
-    "fig",
-    "figs",
-    "eq",
-    "eqs",
-    "sec",
-    "tab",
-    "no",
-    "dr",
-    "mr",
-    "mrs",
-    "ms",
-    "prof",
-    "inc",
-    "ltd",
-    "co",
-    "corp",
-    "approx",
-    "resp",
-    "vol",
-    "pp",
-)
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
-_ABBREV_ALTERNATIVES = "|".join(re.escape(a) for a in _ABBREVIATIONS)
-_ABBREV_TAIL = re.compile(rf"(?:\b(?:{_ABBREV_ALTERNATIVES})|\b[A-Z])\.$", re.I)
 
 
 @dataclass(slots=True)
@@ -88,20 +55,6 @@ def count_tokens(texts: list[str]) -> list[int]:
         return []
     encodings = model_tokenizer().encode_batch(texts, add_special_tokens=True)
     return [len(e.ids) for e in encodings]
-
-
-def split_sentences(text: str) -> list[str]:
-    pieces = _SENTENCE_END.split(text)
-    sentences: list[str] = []
-    for piece in pieces:
-        piece = piece.strip()
-        if not piece:
-            continue
-        if sentences and _ABBREV_TAIL.search(sentences[-1]):
-            sentences[-1] = f"{sentences[-1]} {piece}"
-        else:
-            sentences.append(piece)
-    return sentences
 
 
 def chunk_units(units: list[TextUnit], target: int = TARGET_TOKENS) -> list[ChunkText]:

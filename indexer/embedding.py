@@ -18,32 +18,47 @@ import numpy as np
 
 from indexer.chunking import TextUnit, chunk_units, count_tokens
 from storage.encoder import MAX_TOKENS, Encoder
-from storage.schema import encodable_columns, table
+from storage.rows import DocumentRows, Table
+from storage.schema import ChunkRow, PageRow, encodable_columns, table
 from storage.vectors import Entry
 
 POOLED = {("pages", "text"), ("sections", "content")}
 MAX_PIECES_UNPOOLED = 3  # pieces encoded for a page/section with no chunks (BM25 has the rest)
 
 
-def build_entries(rows: dict[str, list[dict]]) -> list[Entry]:
+def build_entries(rows: DocumentRows) -> list[Entry]:
     """One entry per non-empty encodable cell, in schema order."""
     entries: list[Entry] = []
     for table_name, column_name in encodable_columns():
-        key = table(table_name).primary_key
-        for row in rows.get(table_name, []):
-            text = row.get(column_name)
+        view = table(table_name)
+        key = view.primary_key
+        page_column = _page_column(view)
+        for row in rows.of_table(view):
+            text = row.value(column_name)
             if not text or not str(text).strip():
                 continue
-            page = row.get("page_number", row.get("page_start"))
             entries.append(
-                Entry(table_name, column_name, row[key], row["doc_id"], page, str(text).strip())
+                Entry(
+                    table_name,
+                    column_name,
+                    row.value(key),
+                    row.value("doc_id"),
+                    row.value(page_column) if page_column else None,
+                    str(text).strip(),
+                )
             )
     return entries
 
 
+def _page_column(view: Table) -> str | None:
+    """Where a row of ``view`` says its page: page_number, else page_start (sections)."""
+    names = {c.name for c in view.columns}
+    return next((name for name in ("page_number", "page_start") if name in names), None)
+
+
 def embed_entries(
     entries: list[Entry],
-    rows: dict[str, list[dict]],
+    rows: DocumentRows,
     encoder: Encoder,
     known: dict[str, np.ndarray] | None = None,
 ) -> np.ndarray:
@@ -111,19 +126,20 @@ def _key(entry: Entry) -> tuple[str, str]:
     return entry.table_name, entry.primary_key
 
 
-def _pools(rows: dict[str, list[dict]], chunk_vectors: dict[str, np.ndarray]) -> dict:
+def _pools(rows: DocumentRows, chunk_vectors: dict[str, np.ndarray]) -> dict:
     pools: dict[tuple[str, str], list[np.ndarray]] = defaultdict(list)
-    page_ids = {(r["doc_id"], r["page_number"]): r["page_id"] for r in rows.get("pages", [])}
-    for chunk in rows.get("chunks", []):
-        vector = chunk_vectors.get(chunk["chunk_id"])
+    page_ids = {(p.doc_id, p.page_number): p.page_id for p in rows.of(PageRow)}
+    for chunk in rows.of(ChunkRow):
+        vector = chunk_vectors.get(chunk.chunk_id)
         if vector is None:
             continue
-        if chunk["section_id"]:
-            pools[("sections", chunk["section_id"])].append(vector)
-        if chunk["page_number"] is None:  # formats without pages (DOCX, HTML, Markdown)
+        if chunk.section_id:
+            pools[("sections", chunk.section_id)].append(vector)
+        if chunk.page_number is None:  # formats without pages (DOCX, HTML, Markdown)
             continue
-        for page in range(chunk["page_number"], chunk["page_end"] + 1):
-            page_id = page_ids.get((chunk["doc_id"], page))
+        last = chunk.page_end if chunk.page_end is not None else chunk.page_number
+        for page in range(chunk.page_number, last + 1):
+            page_id = page_ids.get((chunk.doc_id, page))
             if page_id:
                 pools[("pages", page_id)].append(vector)
     return pools

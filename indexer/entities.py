@@ -194,15 +194,6 @@ def explicit_relations(sentence: str, mentions: list[Mention]) -> list[ExplicitR
     return relations
 
 
-def normalise_name(name: str) -> str:
-    """The key names are merged on: case, spacing, hyphens and a plural 's' do not matter."""
-    key = re.sub(r"[\s\-‐–_]+", " ", name.replace("’", "'")).strip().lower()
-    key = re.sub(r"\s*\.\s*$", "", key)
-    if len(key) > 4 and key.endswith("s") and not key.endswith(("ss", "us", "is")):
-        key = key[:-1]
-    return key
-
-
 # -- rules -----------------------------------------------------------------------------------
 
 

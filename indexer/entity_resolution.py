@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from indexer.entities import normalise_name
+from language.names import normalise_name
 
 GRADIENT = 0.6
 TOP_K = 5

@@ -22,11 +22,22 @@ from itertools import combinations
 
 import numpy as np
 
-from indexer.chunking import split_sentences
 from indexer.entities import Mention, ProperNouns, explicit_relations, extract_mentions
 from indexer.entity_resolution import FUZZY_KINDS, ResolutionSettings, Resolver
+from language.sentences import split_sentences
+from storage.rows import DocumentRows
+from storage.schema import (
+    ChunkRow,
+    DocumentRow,
+    EntityLinkRow,
+    EntityRow,
+    ImageRow,
+    RelationRow,
+    TableCellRow,
+    TableRow,
+    TreeNodeRow,
+)
 
-Rows = dict[str, list[dict]]
 Encode = Callable[[list[str]], np.ndarray]
 
 MAX_PER_SENTENCE = 8  # co-occurrence pairs come from the first 8 entities of a sentence
@@ -45,21 +56,21 @@ class _Relation:
 
 @dataclass
 class GraphBuild:
-    rows: Rows
+    rows: DocumentRows  # entities, relations, entity_links
     vectors: dict[str, np.ndarray]  # entity name -> vector, reusable by the embedding step
     stats: dict[str, int]
 
 
 def build_graph(
     doc_id: str,
-    rows: Rows,
+    rows: DocumentRows,
     encode: Encode,
     dim: int,
     settings: ResolutionSettings | None = None,
 ) -> GraphBuild:
     """Entities, relations and GT-links of one document from its view rows and tree nodes."""
     units = list(_units(rows))
-    authors = frozenset(a for d in rows.get("documents", []) for a in d.get("authors") or [])
+    authors = frozenset(a for d in rows.of(DocumentRow) for a in d.authors or [])
     proper = ProperNouns(s for _, _, sentences, _ in units for s in sentences)
     found = [
         [extract_mentions(s, proper, authors) for s in sentences] for _, _, sentences, _ in units
@@ -78,45 +89,56 @@ def build_graph(
     return GraphBuild(builder.rows(), vectors, builder.stats())
 
 
-def _units(rows: Rows):
+@dataclass(frozen=True)
+class _Captioned:
+    """What a table or figure node adds as an entity of its own."""
+
+    label: str
+    type: str  # "table" or "figure"
+    caption: str
+    headers: list[str]
+
+
+def _units(rows: DocumentRows):
     """(tree node, kind of text, sentences, typed-node facts) in document order."""
-    by_key = {
-        table: {row[key]: row for row in rows.get(table, [])}
-        for table, key in (
-            ("chunks", "chunk_id"),
-            ("tables", "table_id"),
-            ("images", "image_id"),
-        )
-    }
-    headers: dict[str, list[str]] = defaultdict(list)
-    for cell in rows.get("table_cells", []):
-        if (cell["is_col_header"] or cell["is_row_header"]) and cell["text"]:
-            text = " ".join(cell["text"].split())
-            if 1 < len(text) <= MAX_HEADER_CHARS and text not in headers[cell["table_id"]]:
-                headers[cell["table_id"]].append(text)
-    for node in rows.get("tree_nodes", []):
-        node_type = node["node_type"]
-        if node_type == "text":
-            chunk = by_key["chunks"].get(node["ref_id"])
-            yield node, "text", split_sentences(chunk["text"]) if chunk else [], None
-        elif node_type == "section":
-            yield node, "title", [node["title"]] if node["title"] else [], None
-        elif node_type in ("table", "image"):
-            row = by_key["tables" if node_type == "table" else "images"].get(node["ref_id"], {})
-            caption = row.get("caption") or ""
-            label = row.get("label") or _default_label(node_type, row)
-            extra = {
-                "label": label,
-                "type": "table" if node_type == "table" else "figure",
-                "caption": caption,
-                "headers": headers.get(node["ref_id"], []),
-            }
+    chunks = {c.chunk_id: c for c in rows.of(ChunkRow)}
+    captioned: dict[str, TableRow | ImageRow] = {t.table_id: t for t in rows.of(TableRow)}
+    captioned |= {f.image_id: f for f in rows.of(ImageRow)}
+    headers = _header_texts(rows.of(TableCellRow))
+    for node in rows.of(TreeNodeRow):
+        if node.node_type == "text":
+            chunk = chunks.get(node.ref_id or "")
+            yield node, "text", split_sentences(chunk.text or "") if chunk else [], None
+        elif node.node_type == "section":
+            yield node, "title", [node.title] if node.title else [], None
+        elif node.node_type in ("table", "image"):
+            row = captioned.get(node.ref_id or "")
+            caption = (row.caption if row else None) or ""
+            extra = _Captioned(
+                label=(row.label if row else None) or _default_label(node.node_type, row),
+                type="table" if node.node_type == "table" else "figure",
+                caption=caption,
+                headers=headers.get(node.ref_id or "", []),
+            )
             yield node, "caption", split_sentences(caption) if caption else [], extra
 
 
-def _default_label(node_type: str, row: dict) -> str:
+def _header_texts(cells: list[TableCellRow]) -> dict[str, list[str]]:
+    """table_id -> the distinct texts of its header cells (short enough to be names)."""
+    headers: dict[str, list[str]] = defaultdict(list)
+    for cell in cells:
+        if (cell.is_col_header or cell.is_row_header) and cell.text:
+            text = " ".join(cell.text.split())
+            if 1 < len(text) <= MAX_HEADER_CHARS and text not in headers[cell.table_id]:
+                headers[cell.table_id].append(text)
+    return headers
+
+
+def _default_label(node_type: str, row: TableRow | ImageRow | None) -> str:
     word = "Table" if node_type == "table" else "Figure"
-    return f"{word} (unlabelled, page {row.get('page_number')}, #{row.get('ordinal', 0) + 1})"
+    page = row.page_number if row else None
+    ordinal = (row.ordinal or 0) if row else 0
+    return f"{word} (unlabelled, page {page}, #{ordinal + 1})"
 
 
 class _Builder:
@@ -131,7 +153,7 @@ class _Builder:
         self.mention_total = 0
         self.node_slots: dict[str, list[int]] = defaultdict(list)
 
-    def sentence(self, node: dict, kind: str, sentence: str, found: list[Mention]) -> None:
+    def sentence(self, node: TreeNodeRow, kind: str, sentence: str, found: list[Mention]) -> None:
         if kind == "title":
             found = [m for m in found if m.kind in ("acronym", "label")]
         slots: list[int] = []
@@ -153,42 +175,42 @@ class _Builder:
                 self._link(target, node, sentence)
             self._relate(source, target, relation.relation, node, sentence)
 
-    def typed_node(self, node: dict, extra: dict) -> None:
+    def typed_node(self, node: TreeNodeRow, extra: _Captioned) -> None:
         """A table or figure as an entity of its own, with its caption's entities and headers."""
-        slot = self.resolver.resolve(extra["label"], extra["type"], "label")
-        self.description.setdefault(slot, extra["caption"] or extra["label"])
-        self._link(slot, node, extra["caption"])
-        for other in list(self.node_slots[node["node_id"]]):
+        slot = self.resolver.resolve(extra.label, extra.type, "label")
+        self.description.setdefault(slot, extra.caption or extra.label)
+        self._link(slot, node, extra.caption)
+        for other in list(self.node_slots[node.node_id]):
             if self.resolver.root(other) != self.resolver.root(slot):
-                self._relate(slot, other, "mentions", node, extra["caption"])
-        for header in extra["headers"]:
+                self._relate(slot, other, "mentions", node, extra.caption)
+        for header in extra.headers:
             header_slot = self.resolver.resolve(header, "header", "header")
-            self._link(header_slot, node, extra["caption"])
-            self._relate(header_slot, slot, "header_of", node, extra["caption"])
+            self._link(header_slot, node, extra.caption)
+            self._relate(header_slot, slot, "header_of", node, extra.caption)
 
-    def _link(self, slot: int, node: dict, sentence: str) -> None:
-        if (slot, node["node_id"]) not in self.links:
-            self.node_slots[node["node_id"]].append(slot)
-        self.links[(slot, node["node_id"])] += 1
-        self.pages[node["node_id"]] = node["page_start"]
-        self.first_page.setdefault(slot, node["page_start"])
+    def _link(self, slot: int, node: TreeNodeRow, sentence: str) -> None:
+        if (slot, node.node_id) not in self.links:
+            self.node_slots[node.node_id].append(slot)
+        self.links[(slot, node.node_id)] += 1
+        self.pages[node.node_id] = node.page_start
+        self.first_page.setdefault(slot, node.page_start)
         if sentence:
             self.description.setdefault(slot, sentence[:EVIDENCE_CHARS])
         self.mention_total += 1
 
-    def _relate(self, a: int, b: int, relation: str, node: dict, sentence: str) -> None:
+    def _relate(self, a: int, b: int, relation: str, node: TreeNodeRow, sentence: str) -> None:
         if relation == "co_occurs" and b < a:
             a, b = b, a
         record = self.relations[(a, b, relation)]
         record.weight += 1
-        if node["node_id"] not in record.nodes and len(record.nodes) < MAX_EVIDENCE_NODES:
-            record.nodes.append(node["node_id"])
+        if node.node_id not in record.nodes and len(record.nodes) < MAX_EVIDENCE_NODES:
+            record.nodes.append(node.node_id)
         if not record.evidence:
             record.evidence = sentence[:EVIDENCE_CHARS]
-            record.page = node["page_start"]
+            record.page = node.page_start
 
     # -- rows ----------------------------------------------------------------------------------
-    def rows(self) -> Rows:
+    def rows(self) -> DocumentRows:
         resolver = self.resolver
         roots = resolver.roots()
         ids = {slot: f"{self.doc_id}-e{n}" for n, slot in enumerate(roots)}
@@ -204,33 +226,33 @@ class _Builder:
             mentions[slot] += count
             nodes[slot] += 1
         entities = [
-            {
-                "entity_id": ids[slot],
-                "doc_id": self.doc_id,
-                "name": resolver.entities[slot].name,
-                "entity_type": resolver.entities[slot].entity_type,
-                "aliases": resolver.entities[slot].aliases,
-                "description": self._description(slot, members[slot]),
-                "mention_count": mentions[slot],
-                "node_count": nodes[slot],
-                "page_number": self._first_page(members[slot]),
-            }
+            EntityRow(
+                entity_id=ids[slot],
+                doc_id=self.doc_id,
+                name=resolver.entities[slot].name,
+                entity_type=resolver.entities[slot].entity_type,
+                aliases=resolver.entities[slot].aliases,
+                description=self._description(slot, members[slot]),
+                mention_count=mentions[slot],
+                node_count=nodes[slot],
+                page_number=self._first_page(members[slot]),
+            )
             for slot in roots
         ]
         links = [
-            {
-                "link_id": f"{ids[slot]}-{node_id.rsplit('-', 1)[-1]}",
-                "entity_id": ids[slot],
-                "node_id": node_id,
-                "doc_id": self.doc_id,
-                "mention_count": count,
-                "page_number": self.pages.get(node_id),
-            }
+            EntityLinkRow(
+                link_id=f"{ids[slot]}-{node_id.rsplit('-', 1)[-1]}",
+                entity_id=ids[slot],
+                node_id=node_id,
+                doc_id=self.doc_id,
+                mention_count=count,
+                page_number=self.pages.get(node_id),
+            )
             for (slot, node_id), count in link_counts.items()
         ]
-        return {"entities": entities, "relations": self._relation_rows(ids), "entity_links": links}
+        return DocumentRows([*entities, *self._relation_rows(ids), *links])
 
-    def _relation_rows(self, ids: dict[int, str]) -> list[dict]:
+    def _relation_rows(self, ids: dict[int, str]) -> list[RelationRow]:
         merged: dict[tuple[int, int, str], _Relation] = {}
         for (a, b, relation), record in self.relations.items():
             a, b = self.resolver.root(a), self.resolver.root(b)
@@ -245,17 +267,17 @@ class _Builder:
             if not into.evidence:
                 into.evidence, into.page = record.evidence, record.page
         return [
-            {
-                "relation_id": f"{self.doc_id}-r{n}",
-                "doc_id": self.doc_id,
-                "source_id": ids[a],
-                "target_id": ids[b],
-                "relation": relation,
-                "weight": record.weight,
-                "evidence_node_ids": record.nodes,
-                "evidence": record.evidence or None,
-                "page_number": record.page,
-            }
+            RelationRow(
+                relation_id=f"{self.doc_id}-r{n}",
+                doc_id=self.doc_id,
+                source_id=ids[a],
+                target_id=ids[b],
+                relation=relation,
+                weight=record.weight,
+                evidence_node_ids=record.nodes,
+                evidence=record.evidence or None,
+                page_number=record.page,
+            )
             for n, ((a, b, relation), record) in enumerate(merged.items())
         ]
 

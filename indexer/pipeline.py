@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,18 +17,17 @@ from indexer.graph import build_graph
 from indexer.model import ParsedDocument
 from indexer.office import OFFICE_PARSERS
 from indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
-from indexer.summaries import LlmSummariser, summarise_document, summariser_from_env
+from indexer.summaries import LlmSummariser, summarise_document, summariser_from_settings
 from indexer.views import FileFacts, build_rows
 from storage.encoder import Encoder, get_encoder
+from storage.rows import DocumentRows
+from storage.settings import get_settings
 from storage.vectors import VectorStore
 from storage.writer import IndexWriter
 
 log = logging.getLogger(__name__)
 
 PARSERS: dict[str, Callable[[Path], ParsedDocument]] = {"pdf": parse_pdf, **OFFICE_PARSERS}
-
-# How often committed documents are published to readers during a run (see storage/writer.py).
-PUBLISH_SECONDS = float(os.environ.get("DOCSYM_PUBLISH_SECONDS", "30"))
 
 
 @dataclass
@@ -76,7 +74,7 @@ class _Sinks:
         self.writer = writer
         self.vectors = vectors
         self.encoder = encoder
-        self.llm: LlmSummariser | None = summariser_from_env()
+        self.llm: LlmSummariser | None = summariser_from_settings(get_settings())
         self._collection_ready = False
 
     def reconcile(self) -> set[str]:
@@ -88,7 +86,8 @@ class _Sinks:
 
     def write(
         self,
-        rows: dict[str, list[dict]],
+        rows: DocumentRows,
+        doc_id: str,
         replaces: list[str],
         known: dict[str, np.ndarray] | None = None,
     ) -> None:
@@ -99,7 +98,6 @@ class _Sinks:
                 self.encoder.collection, self.encoder.model_name, self.encoder.dim
             )
             self._collection_ready = True
-        doc_id = rows["documents"][0]["doc_id"]
         # Vectors first: the database never has a document whose entries are missing.
         self.vectors.replace_documents(
             [doc_id, *replaces], entries, {self.encoder.collection: matrix}
@@ -123,12 +121,13 @@ def index_paths(
     progress = progress or Progress()
     report = IndexReport()
     files = discover(paths)
-    with IndexWriter(index_dir, publish_every=PUBLISH_SECONDS) as writer:
+    # Committed documents reach readers every publish_seconds (see storage/writer.py).
+    with IndexWriter(index_dir, publish_every=get_settings().publish_seconds) as writer:
         vectors = VectorStore(writer.paths.vectors)
         try:
             sinks = _Sinks(writer, vectors, get_encoder(model_name))
             stale = sinks.reconcile()
-            if writer.outdated:
+            if writer.needs_reindex:
                 stale |= {doc_id for doc_id, _ in writer.documents_by_path().values()}
             plans = _plan(files, writer.documents_by_path(), stale, report)
             progress.start(len(plans))
@@ -138,8 +137,8 @@ def index_paths(
                 progress.file_done(plan.path, pages)
             if prune:
                 _prune(sinks, report)
-            if writer.outdated:
-                writer.mark_schema_current()
+            if writer.needs_reindex:
+                writer.reindex_done()
             vectors.checkpoint()
         finally:
             vectors.close()
@@ -194,10 +193,9 @@ def _index_one(plan: _Plan, sinks: _Sinks, report: IndexReport) -> int:
     facts = FileFacts(plan.doc_id, plan.path, plan.sha256, plan.path.stat().st_size)
     summaries = summarise_document(parsed, llm=sinks.llm)
     report.warnings.extend((path, f"LLM summariser: {e}") for e in summaries.llm_errors)
-    rows = build_rows(facts, parsed, summaries)
-    graph = build_graph(plan.doc_id, rows, sinks.encoder.encode, sinks.encoder.dim)
-    rows.update(graph.rows)
-    sinks.write(rows, plan.replaces, known=graph.vectors)
+    views = build_rows(facts, parsed, summaries)
+    graph = build_graph(plan.doc_id, views, sinks.encoder.encode, sinks.encoder.dim)
+    sinks.write(views.merged(graph.rows), plan.doc_id, plan.replaces, known=graph.vectors)
     (report.updated if plan.is_update else report.added).append(path)
     if NO_TEXT_WARNING in parsed.warnings:
         report.no_text.append(path)

@@ -7,22 +7,22 @@ IDF computed once over the whole document's sentences, and the most central info
 returned in their original order. Table summaries are built from the caption and header paths,
 figure summaries from the caption and the sentences that mention the figure.
 
-An LLM summariser is optional (``summariser_from_env``); when given, it writes the tldr and the
+An LLM summariser is optional (``summariser_from_settings``); when given, it writes the tldr and the
 section summaries, and any failure falls back to the extractive summary.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from indexer.chunking import split_sentences
 from indexer.model import Figure, ParsedDocument, Table
+from language.sentences import split_sentences
+from storage.settings import Settings
 
 try:
     import httpx
@@ -498,17 +498,17 @@ class LlmSummariser:
         return trim_to(summary, max_chars)
 
 
-def summariser_from_env(env: Mapping[str, str] | None = None) -> LlmSummariser | None:
+def summariser_from_settings(settings: Settings) -> LlmSummariser | None:
     """The LLM summariser configured by ``DOCSYM_LLM_BASE_URL`` and ``DOCSYM_LLM_MODEL`` (plus
     the optional ``DOCSYM_LLM_API_KEY`` and ``DOCSYM_LLM_TIMEOUT`` seconds), or None."""
-    env = os.environ if env is None else env
-    base_url = env.get("DOCSYM_LLM_BASE_URL", "").strip()
-    model = env.get("DOCSYM_LLM_MODEL", "").strip()
+    base_url = (settings.llm_base_url or "").strip()
+    model = (settings.llm_model or "").strip()
     if not base_url or not model:
         return None
-    timeout = float(env.get("DOCSYM_LLM_TIMEOUT", "") or 30.0)
-    api_key = env.get("DOCSYM_LLM_API_KEY", "").strip() or None
-    return LlmSummariser(base_url=base_url, model=model, api_key=api_key, timeout=timeout)
+    key = settings.llm_api_key.get_secret_value().strip() if settings.llm_api_key else ""
+    return LlmSummariser(
+        base_url=base_url, model=model, api_key=key or None, timeout=settings.llm_timeout
+    )
 
 
 class _LlmWithFallback:

@@ -7,98 +7,168 @@ contains it; a section's page range covers its whole subtree.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from indexer.model import ParsedDocument
+from storage.rows import DocumentRows
+from storage.schema import ChunkRow, EquationRow, ImageRow, SectionRow, TableRow, TreeNodeRow
 
 # Within the same reading position, a heading comes before the things under it.
 _TYPE_ORDER = {"section": 0, "table": 1, "image": 2, "equation": 3, "text": 4}
 
 
-def build_tree(doc_id: str, parsed: ParsedDocument, rows: dict[str, list[dict]]) -> list[dict]:
-    seqs = {
+@dataclass(frozen=True)
+class _Item:
+    """A view row about to become a tree node."""
+
+    seq: int  # reading-order position (see indexer.pdf.layout)
+    node_type: str
+    ref_table: str
+    ref_id: str
+    parent_section: str | None  # sections.section_id of the enclosing section
+    title: str | None
+    page_start: int | None
+    page_end: int | None
+
+
+def build_tree(doc_id: str, parsed: ParsedDocument, views: DocumentRows) -> list[TreeNodeRow]:
+    items = sorted(_items(parsed, views), key=lambda item: (item.seq, _TYPE_ORDER[item.node_type]))
+    page_count = len(parsed.pages)
+    root = TreeNodeRow(
+        node_id=f"{doc_id}-n0",
+        doc_id=doc_id,
+        parent_id=None,
+        ordinal=0,
+        depth=0,
+        node_type="document",
+        title=parsed.meta.title,
+        page_start=1 if page_count else None,
+        page_end=page_count or None,
+        ref_table="documents",
+        ref_id=doc_id,
+    )
+    nodes = [root]
+    node_of_section: dict[str, TreeNodeRow] = {}
+    for ordinal, item in enumerate(items, 1):
+        parent = node_of_section.get(item.parent_section or "", root)
+        node = TreeNodeRow(
+            node_id=f"{doc_id}-n{ordinal}",
+            doc_id=doc_id,
+            parent_id=parent.node_id,
+            ordinal=ordinal,
+            depth=(parent.depth or 0) + 1,
+            node_type=item.node_type,
+            title=item.title,
+            page_start=item.page_start,
+            page_end=item.page_end,
+            ref_table=item.ref_table,
+            ref_id=item.ref_id,
+        )
+        nodes.append(node)
+        if item.node_type == "section":
+            node_of_section[item.ref_id] = node
+    _widen_page_ranges(nodes)
+    return nodes
+
+
+def _items(parsed: ParsedDocument, views: DocumentRows) -> list[_Item]:
+    seq_of = {
         "sections": {s.ordinal: s.seq for s in parsed.sections},
         "chunks": {c.ordinal: c.seq for c in parsed.chunks},
         "tables": {t.ordinal: t.seq for t in parsed.tables},
         "images": {f.ordinal: f.seq for f in parsed.figures},
         "equations": {e.ordinal: e.seq for e in parsed.equations},
     }
-    items = []  # (seq, type order, node type, row, parent section id)
-    for table, node_type, key, parent_key, title_key in (
-        ("sections", "section", "section_id", "parent_id", "title"),
-        ("chunks", "text", "chunk_id", "section_id", "text"),
-        ("tables", "table", "table_id", "section_id", "caption"),
-        ("images", "image", "image_id", "section_id", "caption"),
-        ("equations", "equation", "equation_id", "section_id", "text"),
-    ):
-        for row in rows[table]:
-            seq = seqs[table].get(row["ordinal"], 0)
-            items.append(
-                (seq, _TYPE_ORDER[node_type], node_type, table, key, row, parent_key, title_key)
-            )
-    items.sort(key=lambda item: (item[0], item[1]))
 
-    page_count = len(parsed.pages)
-    root_id = f"{doc_id}-n0"
-    nodes: list[dict] = [
-        {
-            "node_id": root_id,
-            "doc_id": doc_id,
-            "parent_id": None,
-            "ordinal": 0,
-            "depth": 0,
-            "node_type": "document",
-            "title": parsed.meta.title,
-            "page_start": 1 if page_count else None,
-            "page_end": page_count or None,
-            "ref_table": "documents",
-            "ref_id": doc_id,
-        }
+    def seq(table: str, ordinal: int | None) -> int:
+        return seq_of[table].get(ordinal, 0) if ordinal is not None else 0
+
+    items = [
+        _Item(
+            seq("sections", s.ordinal),
+            "section",
+            "sections",
+            s.section_id,
+            s.parent_id,
+            s.title,
+            s.page_start,
+            s.page_end,
+        )
+        for s in views.of(SectionRow)
     ]
-    node_of_section: dict[str, dict] = {}
-    for ordinal, (_, _, node_type, table, key, row, parent_key, title_key) in enumerate(items, 1):
-        parent = node_of_section.get(row.get(parent_key) or "", nodes[0])
-        start, end = _pages(row)
-        node = {
-            "node_id": f"{doc_id}-n{ordinal}",
-            "doc_id": doc_id,
-            "parent_id": parent["node_id"],
-            "ordinal": ordinal,
-            "depth": parent["depth"] + 1,
-            "node_type": node_type,
-            "title": _title(row.get(title_key), node_type, row),
-            "page_start": start,
-            "page_end": end,
-            "ref_table": table,
-            "ref_id": row[key],
-        }
-        nodes.append(node)
-        if node_type == "section":
-            node_of_section[row["section_id"]] = node
-    _widen_page_ranges(nodes)
-    return nodes
+    items += [
+        _Item(
+            seq("chunks", c.ordinal),
+            "text",
+            "chunks",
+            c.chunk_id,
+            c.section_id,
+            _title(c.text, "text"),
+            c.page_number,
+            c.page_end,
+        )
+        for c in views.of(ChunkRow)
+    ]
+    items += [
+        _Item(
+            seq("tables", t.ordinal),
+            "table",
+            "tables",
+            t.table_id,
+            t.section_id,
+            t.caption if t.caption is not None else t.label,
+            t.page_number,
+            t.page_number,
+        )
+        for t in views.of(TableRow)
+    ]
+    items += [
+        _Item(
+            seq("images", f.ordinal),
+            "image",
+            "images",
+            f.image_id,
+            f.section_id,
+            f.caption if f.caption is not None else f.label,
+            f.page_number,
+            f.page_number,
+        )
+        for f in views.of(ImageRow)
+    ]
+    items += [
+        _Item(
+            seq("equations", e.ordinal),
+            "equation",
+            "equations",
+            e.equation_id,
+            e.section_id,
+            _title(e.text, "equation"),
+            e.page_number,
+            e.page_number,
+        )
+        for e in views.of(EquationRow)
+    ]
+    return items
 
 
-def _pages(row: dict) -> tuple[int | None, int | None]:
-    if "page_start" in row:
-        return row["page_start"], row["page_end"]
-    return row.get("page_number"), row.get("page_end", row.get("page_number"))
-
-
-def _title(text: str | None, node_type: str, row: dict) -> str | None:
+def _title(text: str | None, node_type: str) -> str | None:
+    """A text or equation leaf is titled by its first words."""
     if text is None:
-        return row.get("label")
+        return None
     words = text.split()
     if node_type in ("text", "equation") and len(words) > 12:
         return " ".join(words[:12]) + " …"
     return text
 
 
-def _widen_page_ranges(nodes: list[dict]) -> None:
+def _widen_page_ranges(nodes: list[TreeNodeRow]) -> None:
     """Make each section's page range cover its whole subtree (children come after parents)."""
-    by_id = {n["node_id"]: n for n in nodes}
+    by_id = {n.node_id: n for n in nodes}
     for node in reversed(nodes):
-        parent = by_id.get(node["parent_id"]) if node["parent_id"] else None
-        if parent is None or parent["node_type"] == "document":
+        parent = by_id.get(node.parent_id) if node.parent_id else None
+        if parent is None or parent.node_type == "document":
             continue
-        for key, pick in (("page_start", min), ("page_end", max)):
-            values = [v for v in (parent[key], node[key]) if v is not None]
-            parent[key] = pick(values) if values else None
+        starts = [v for v in (parent.page_start, node.page_start) if v is not None]
+        ends = [v for v in (parent.page_end, node.page_end) if v is not None]
+        parent.page_start = min(starts) if starts else None
+        parent.page_end = max(ends) if ends else None

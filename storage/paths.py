@@ -6,13 +6,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-ENV_VAR = "DOCSYM_INDEX"
-DEFAULT_DIR = ".docsym"
+from storage.settings import get_settings
 
 
 def resolve_index_dir(explicit: str | os.PathLike | None = None) -> Path:
     """``--index DIR`` if given, else ``$DOCSYM_INDEX``, else ``./.docsym``."""
-    chosen = explicit or os.environ.get(ENV_VAR) or DEFAULT_DIR
+    chosen = explicit or get_settings().index
     return Path(chosen).expanduser().resolve()
 
 

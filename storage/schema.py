@@ -1,8 +1,10 @@
-"""The index schema: every table and column with its description, in one place.
+"""The index schema: every view (table) and column with its description, in one place.
 
-This module is the single source of truth for the symbolic side of the index. It produces the
-DuckDB DDL (``ddl()``) and the text rendering clients read (``describe()``), and it marks the
-*encodable* columns whose cells also go into the vector store.
+Each view is a typed row class (``storage/rows.py``): the indexer builds these rows, the writer
+stores them, and from the same declarations come the DuckDB DDL (``ddl()``, with ``COMMENT ON``
+for every column), the text clients read (``describe()`` for the schema resource, ``compact()``
+for prompts) and the *encodable* columns whose cells also go into the vector store. Changes to
+an existing index go through numbered migrations (``storage/migrations.py``).
 
 Conventions stated once for every table:
 - ``page_number`` is 1-based; ``bbox`` is ``[x0, y0, x1, y1]`` in PDF points (1/72 inch) with the
@@ -11,456 +13,424 @@ Conventions stated once for every table:
   id from the ``doc_id`` and the item's position in the document.
 """
 
-from __future__ import annotations
+from datetime import datetime
+from typing import Annotated
 
-from dataclasses import dataclass, field
+from storage.rows import BBOX_NOTE, Col, Row, Table, view
 
-SCHEMA_VERSION = 2  # 2: entities, relations, entity_links
-
-BBOX_NOTE = "[x0, y0, x1, y1] in PDF points, origin top-left of the page"
-
-
-@dataclass(frozen=True)
-class Column:
-    name: str
-    type: str
-    description: str
-    primary_key: bool = False
-    encodable: bool = False  # its non-empty cells are embedded into the vector store
-    # ... and also indexed for BM25. Off for short names (entities.name): thousands of
-    # one-word entries would shrink BM25's average length and tilt it against long passages.
-    keyword: bool = True
-    nullable: bool = True
+PAGE_NOTE = (
+    "1-based; the slide of a PPTX, the sheet of an XLSX; NULL for DOCX, HTML and Markdown, which "
+    "have no pages: locate by section instead"
+)
 
 
-@dataclass(frozen=True)
-class Table:
-    name: str
-    description: str
-    columns: tuple[Column, ...]
-    indexes: tuple[str, ...] = field(default=())  # columns to index, e.g. "doc_id"
-
-    @property
-    def primary_key(self) -> str:
-        return next(c.name for c in self.columns if c.primary_key)
-
-    def column(self, name: str) -> Column:
-        return next(c for c in self.columns if c.name == name)
+def page(what: str = "Page the item is on") -> Col:
+    return Col(f"{what} ({PAGE_NOTE}).")
 
 
-def _id(name: str, what: str) -> Column:
-    return Column(name, "VARCHAR", what, primary_key=True, nullable=False)
+def box(what: str) -> Col:
+    return Col(f"Bounding box of {what}: {BBOX_NOTE}.")
 
 
-def _doc_id() -> Column:
-    return Column(
-        "doc_id", "VARCHAR", "Document this row belongs to (documents.doc_id).", nullable=False
+DocId = Annotated[str, Col("Document this row belongs to (documents.doc_id).")]
+SectionId = Annotated[
+    str | None, Col("Innermost section containing the item (sections.section_id).")
+]
+
+
+@view(
+    "documents",
+    "One row per indexed file: bibliographic metadata and file facts.",
+    "one row per file: metadata",
+)
+class DocumentRow(Row):
+    doc_id: Annotated[
+        str,
+        Col("Stable document id: the first 16 hex digits of the file's SHA-256.", primary_key=True),
+    ]
+    path: Annotated[str, Col("Absolute path of the file when it was indexed.")]
+    file_name: Annotated[str | None, Col("File name without folders.")]
+    format: Annotated[str | None, Col("File format: pdf, docx, html, pptx, xlsx or md.")]
+    sha256: Annotated[str | None, Col("SHA-256 of the file's bytes (hex).")]
+    size_bytes: Annotated[int | None, Col("File size in bytes.", sql_type="BIGINT")]
+    page_count: Annotated[
+        int | None,
+        Col("Number of pages: PDF pages, PPTX slides, XLSX sheets; 0 for DOCX, HTML and Markdown."),
+    ]
+    title: Annotated[
+        str | None, Col("Title from the file's metadata or first-page layout.", encodable=True)
+    ]
+    authors: Annotated[list[str] | None, Col("Author names, in printed order.")]
+    abstract: Annotated[str | None, Col("Abstract, when the document prints one.", encodable=True)]
+    year: Annotated[
+        int | None, Col("Publication year when printed (else from the file's creation date).")
+    ]
+    venue: Annotated[str | None, Col("Venue or publisher line when printed.")]
+    doi: Annotated[str | None, Col("DOI when printed, e.g. 10.18653/v1/2020.acl-main.207.")]
+    arxiv_id: Annotated[str | None, Col("arXiv identifier when printed, e.g. 2004.04906v3.")]
+    has_text: Annotated[bool | None, Col("False for image-only scans with no text layer.")]
+    tldr: Annotated[str | None, Col("Short extractive summary of the document.", encodable=True)]
+    indexed_at: Annotated[datetime | None, Col("When this version of the file was indexed (UTC).")]
+
+
+@view(
+    "pages",
+    "One row per page: the page text in reading order (two-column aware), without running headers, footers and page numbers.",
+    "page text in reading order",
+    indexes=("doc_id",),
+)
+class PageRow(Row):
+    page_id: Annotated[str, Col("Page id: '<doc_id>-p<page_number>'.", primary_key=True)]
+    doc_id: DocId
+    page_number: Annotated[int | None, page("Page number")]
+    width: Annotated[float | None, Col("Page width in PDF points (NULL for XLSX sheets).")]
+    height: Annotated[float | None, Col("Page height in PDF points (NULL for XLSX sheets).")]
+    text: Annotated[str | None, Col("Text of the page in reading order.", encodable=True)]
+    has_text: Annotated[bool | None, Col("False when the page has no text layer (a scan).")]
+    summary: Annotated[str | None, Col("Extractive summary of the page.", encodable=True)]
+
+
+@view(
+    "sections",
+    "The heading tree: one row per heading with the text up to the next heading.",
+    "the heading tree with each section's text",
+    indexes=("doc_id",),
+)
+class SectionRow(Row):
+    section_id: Annotated[str, Col("Section id: '<doc_id>-s<ordinal>'.", primary_key=True)]
+    doc_id: DocId
+    parent_id: Annotated[
+        str | None, Col("Enclosing section (sections.section_id); NULL at the top.")
+    ]
+    ordinal: Annotated[int | None, Col("Position of the heading in document order (0-based).")]
+    level: Annotated[int | None, Col("Heading level, 1 for top-level sections.")]
+    number: Annotated[
+        str | None,
+        Col("Printed section number such as '3', '3.2', 'A' or 'A.1'; NULL if unnumbered."),
+    ]
+    title: Annotated[str | None, Col("Heading text without its number.", encodable=True)]
+    content: Annotated[
+        str | None,
+        Col("Text under the heading, up to the next heading of any level.", encodable=True),
+    ]
+    summary: Annotated[str | None, Col("Extractive summary of the section.", encodable=True)]
+    page_start: Annotated[int | None, Col("Page of the heading (1-based; NULL without pages).")]
+    page_end: Annotated[int | None, Col("Last page of the section's own text (1-based).")]
+    bbox: Annotated[list[float] | None, box("the heading on page_start")]
+    source: Annotated[
+        str | None,
+        Col(
+            "Where the heading came from: 'outline' (the PDF's bookmarks), 'layout' (fonts and numbering, bold text in HTML) or 'markup' (heading styles and tags of DOCX, HTML, Markdown; slide titles; sheet names)."
+        ),
+    ]
+
+
+@view(
+    "chunks",
+    "Sentence-aware passages that fit the embedding model's window, each inside one section.",
+    "passages, each in one section",
+    indexes=("doc_id",),
+)
+class ChunkRow(Row):
+    chunk_id: Annotated[str, Col("Chunk id: '<doc_id>-c<ordinal>'.", primary_key=True)]
+    doc_id: DocId
+    section_id: SectionId
+    ordinal: Annotated[int | None, Col("Position of the chunk in document order (0-based).")]
+    text: Annotated[str | None, Col("Chunk text.", encodable=True)]
+    page_number: Annotated[int | None, page("Page where the chunk starts")]
+    page_end: Annotated[int | None, Col("Page where the chunk ends (1-based).")]
+    token_count: Annotated[
+        int | None, Col("Word pieces of the embedding model, special tokens included.")
+    ]
+
+
+@view(
+    "tables",
+    "Tables found in the documents, with caption, HTML rendering and header depths.",
+    "tables with caption, HTML, header depths",
+    indexes=("doc_id",),
+)
+class TableRow(Row):
+    table_id: Annotated[str, Col("Table id: '<doc_id>-t<ordinal>'.", primary_key=True)]
+    doc_id: DocId
+    section_id: SectionId
+    ordinal: Annotated[int | None, Col("Position of the table in document order (0-based).")]
+    page_number: Annotated[int | None, page("Page the item is on")]
+    bbox: Annotated[list[float] | None, box("the table body")]
+    label: Annotated[str | None, Col("Printed label such as 'Table 2'.")]
+    caption: Annotated[str | None, Col("Caption text, label included.", encodable=True)]
+    html: Annotated[str | None, Col("The table as HTML with <th> header cells and row/col spans.")]
+    n_rows: Annotated[int | None, Col("Number of grid rows, header rows included.")]
+    n_cols: Annotated[int | None, Col("Number of grid columns, header columns included.")]
+    header_rows: Annotated[int | None, Col("Depth of the top (column) header in rows.")]
+    header_cols: Annotated[int | None, Col("Depth of the left (row) header in columns.")]
+    summary: Annotated[
+        str | None, Col("Summary of the table built from its caption and headers.", encodable=True)
+    ]
+
+
+@view(
+    "table_cells",
+    "Every cell of every table, with its header paths. Find a value by path, e.g. list_contains(col_path, 'TREC') AND list_contains(row_path, 'BM25 + DPR').",
+    "every cell with its row_path/col_path headers",
+    indexes=("table_id", "doc_id"),
+)
+class TableCellRow(Row):
+    cell_id: Annotated[str, Col("Cell id: '<table_id>-r<row>c<col>'.", primary_key=True)]
+    table_id: Annotated[str, Col("Table of the cell (tables.table_id).")]
+    doc_id: DocId
+    row: Annotated[int | None, Col("Grid row of the cell's top-left corner (0-based).")]
+    col: Annotated[int | None, Col("Grid column of the cell's top-left corner (0-based).")]
+    row_span: Annotated[int | None, Col("Rows the cell spans.")]
+    col_span: Annotated[int | None, Col("Columns the cell spans.")]
+    text: Annotated[str | None, Col("Cell text as printed.")]
+    value: Annotated[
+        float | None,
+        Col(
+            "Numeric value parsed from text (thousands separators, % and currency removed, parentheses as negative); NULL if not a number."
+        ),
+    ]
+    unit: Annotated[str | None, Col("Unit found next to the number, e.g. '%' or '$'.")]
+    is_col_header: Annotated[bool | None, Col("Cell belongs to the top (column) header.")]
+    is_row_header: Annotated[bool | None, Col("Cell belongs to the left (row) header.")]
+    row_path: Annotated[
+        list[str] | None,
+        Col(
+            "Left-header labels above this cell's row, outermost first, e.g. ['Multi', 'BM25 + DPR']."
+        ),
+    ]
+    col_path: Annotated[
+        list[str] | None,
+        Col(
+            "Top-header labels over this cell's column, outermost first, e.g. ['Top-100', 'TREC']."
+        ),
+    ]
+    page_number: Annotated[int | None, page("Page the item is on")]
+    bbox: Annotated[list[float] | None, box("the cell")]
+
+
+@view(
+    "images",
+    "Figures and other meaningful images, with their captions.",
+    "figures with captions",
+    indexes=("doc_id",),
+)
+class ImageRow(Row):
+    image_id: Annotated[str, Col("Image id: '<doc_id>-i<ordinal>'.", primary_key=True)]
+    doc_id: DocId
+    section_id: SectionId
+    ordinal: Annotated[int | None, Col("Position of the figure in document order (0-based).")]
+    page_number: Annotated[int | None, page("Page the item is on")]
+    bbox: Annotated[list[float] | None, box("the figure")]
+    label: Annotated[
+        str | None, Col("Printed label such as 'Figure 3'; NULL for uncaptioned images.")
+    ]
+    caption: Annotated[str | None, Col("Caption text, label included.", encodable=True)]
+    summary: Annotated[
+        str | None,
+        Col(
+            "Summary of the figure from its caption and the text that mentions it.", encodable=True
+        ),
+    ]
+
+
+@view(
+    "equations",
+    "Display equations (set apart from the text), with their printed numbers.",
+    "display equations with their numbers",
+    indexes=("doc_id",),
+)
+class EquationRow(Row):
+    equation_id: Annotated[str, Col("Equation id: '<doc_id>-e<ordinal>'.", primary_key=True)]
+    doc_id: DocId
+    section_id: SectionId
+    ordinal: Annotated[int | None, Col("Position of the equation in document order (0-based).")]
+    page_number: Annotated[int | None, page("Page the item is on")]
+    bbox: Annotated[list[float] | None, box("the equation")]
+    number: Annotated[
+        str | None,
+        Col("Printed equation number without parentheses, e.g. '3'; NULL if unnumbered."),
+    ]
+    text: Annotated[str | None, Col("Text content of the equation as extracted.", encodable=True)]
+
+
+@view(
+    "doc_references",
+    "Bibliography entries, one row each (named doc_references because REFERENCES is a SQL keyword).",
+    "bibliography entries",
+    indexes=("doc_id",),
+)
+class ReferenceRow(Row):
+    reference_id: Annotated[str, Col("Reference id: '<doc_id>-r<ordinal>'.", primary_key=True)]
+    doc_id: DocId
+    ordinal: Annotated[int | None, Col("Position in the bibliography (0-based).")]
+    label: Annotated[
+        str | None, Col("Printed label such as '12' for '[12]'; NULL for author-year styles.")
+    ]
+    text: Annotated[str | None, Col("Full text of the entry.", encodable=True)]
+    year: Annotated[int | None, Col("Year of the cited work when printed.")]
+    doi: Annotated[str | None, Col("DOI of the cited work when printed.")]
+    arxiv_id: Annotated[str | None, Col("arXiv id of the cited work when printed.")]
+    page_number: Annotated[int | None, page("Page the entry starts on")]
+
+
+@view(
+    "tree_nodes",
+    "The document tree: document › sections › leaves (text chunks, tables, images, equations), in document order. ref_table/ref_id point to the leaf's row in its view table.",
+    "document › sections › text/table/image/equation leaves",
+    indexes=("doc_id",),
+)
+class TreeNodeRow(Row):
+    node_id: Annotated[str, Col("Node id: '<doc_id>-n<ordinal>'.", primary_key=True)]
+    doc_id: DocId
+    parent_id: Annotated[
+        str | None, Col("Parent node (tree_nodes.node_id); NULL for the document node.")
+    ]
+    ordinal: Annotated[
+        int | None, Col("Position of the node in document order (0-based, the document node is 0).")
+    ]
+    depth: Annotated[
+        int | None, Col("Depth in the tree: 0 for the document, 1 for top-level sections.")
+    ]
+    node_type: Annotated[
+        str | None, Col("One of: document, section, text, table, image, equation.")
+    ]
+    title: Annotated[str | None, Col("Section title, caption, or the first words of a text leaf.")]
+    page_start: Annotated[int | None, Col("First page covered by the node (1-based).")]
+    page_end: Annotated[int | None, Col("Last page covered by the node (1-based).")]
+    ref_table: Annotated[
+        str | None,
+        Col(
+            "View table holding the node's row: documents, sections, chunks, tables, images or equations."
+        ),
+    ]
+    ref_id: Annotated[str | None, Col("Primary key of that row.")]
+
+
+@view(
+    "entities",
+    "Named things found in each document without an LLM (indexer/entities.py): methods, datasets, metrics, organisations, people, acronyms with their expansions, defined terms, tables and figures (by label), table headers, citations. Mentions of one thing are merged per document by gradient-based entity resolution (BookRAG); other spellings are aliases.",
+    "named things per document (methods, datasets, acronyms, tables ...)",
+    indexes=("doc_id",),
+)
+class EntityRow(Row):
+    entity_id: Annotated[str, Col("Entity id: '<doc_id>-e<n>'.", primary_key=True)]
+    doc_id: DocId
+    name: Annotated[
+        str | None,
+        Col(
+            "Canonical name (an acronym's long form, else the most frequent spelling). Embedded for semantic search, not in the BM25 collection.",
+            encodable=True,
+            keyword=False,
+        ),
+    ]
+    entity_type: Annotated[
+        str | None,
+        Col(
+            "One of: method, dataset, metric, software, organisation, person, term, acronym, name, table, figure, header, citation, concept."
+        ),
+    ]
+    aliases: Annotated[list[str] | None, Col("Other spellings met in the document (e.g. 'DPR').")]
+    description: Annotated[
+        str | None,
+        Col("Acronym definition, table/figure caption, or the first sentence mentioning it."),
+    ]
+    mention_count: Annotated[int | None, Col("Number of mentions in the document.")]
+    node_count: Annotated[int | None, Col("Number of tree nodes mentioning it.")]
+    page_number: Annotated[int | None, page("First page mentioning it")]
+
+
+@view(
+    "relations",
+    "Edges of the entity graph. relation is co_occurs (same sentence), is_a ('X is a Y'), cites (X followed by a citation), mentions (a table or figure caption names X) or header_of (a header cell of a table). Evidence nodes are tree_nodes.node_id values.",
+    "entity graph edges with evidence",
+    indexes=("doc_id", "source_id", "target_id"),
+)
+class RelationRow(Row):
+    relation_id: Annotated[str, Col("Relation id: '<doc_id>-r<n>'.", primary_key=True)]
+    doc_id: DocId
+    source_id: Annotated[str | None, Col("Entity the edge starts from (entities.entity_id).")]
+    target_id: Annotated[str | None, Col("Entity the edge ends at (entities.entity_id).")]
+    relation: Annotated[str | None, Col("co_occurs, is_a, cites, mentions or header_of.")]
+    weight: Annotated[int | None, Col("Number of sentences or cells giving this edge.")]
+    evidence_node_ids: Annotated[
+        list[str] | None, Col("Tree nodes where the edge was seen (at most 20, document order).")
+    ]
+    evidence: Annotated[str | None, Col("The first sentence giving the edge (trimmed).")]
+    page_number: Annotated[int | None, page("Page of the first evidence")]
+
+
+@view(
+    "entity_links",
+    "GT-links (BookRAG): which tree nodes mention which entity, so an entity selects the sections, text, tables and figures it appears in.",
+    "which tree nodes mention which entity",
+    indexes=("doc_id", "entity_id", "node_id"),
+)
+class EntityLinkRow(Row):
+    link_id: Annotated[str, Col("Link id: '<entity_id>-n<node ordinal>'.", primary_key=True)]
+    entity_id: Annotated[str, Col("The entity (entities.entity_id).")]
+    node_id: Annotated[str, Col("The tree node (tree_nodes.node_id).")]
+    doc_id: DocId
+    mention_count: Annotated[int | None, Col("Mentions of the entity in that node.")]
+    page_number: Annotated[int | None, page("First page of the node")]
+
+
+@view(
+    "table_summaries",
+    "Row- and column-level summaries of every table (HD-RAG's RCL corpus): one per row path and per column path at each header level, naming the path and the values it spans, e.g. 'Table 2 (…) — row Revenue › Mobility: 2021 = 6,953; 2020 = 6,089'. Search them to find the table and the region of it that answers a question, then read exact cells in table_cells with list_has_all(row_path, path) / list_has_all(col_path, path).",
+    "one summary per table row path and column path",
+    indexes=("table_id", "doc_id"),
+)
+class TableSummaryRow(Row):
+    summary_id: Annotated[
+        str,
+        Col(
+            "Summary id: '<table_id>-row<ordinal>' or '<table_id>-col<ordinal>' (0-based, in table order, outer levels before the inner levels under them).",
+            primary_key=True,
+        ),
+    ]
+    table_id: Annotated[str, Col("Table summarised (tables.table_id).")]
+    doc_id: DocId
+    axis: Annotated[str | None, Col("'row' (a row path) or 'col' (a column path).")]
+    level: Annotated[int | None, Col("Header level of the path: 1 for the outermost label.")]
+    path: Annotated[
+        list[str] | None,
+        Col(
+            "The header path summarised, outermost first: the first labels of the row_path (axis 'row') or col_path (axis 'col') of every table_cells data cell it covers (values a header row picked up by mistake are left out of column paths)."
+        ),
+    ]
+    text: Annotated[
+        str | None,
+        Col(
+            "The summary: table label and caption, the path, then 'label = value' for each data cell it spans (cut with '… (+N more)' past about 480 characters).",
+            encodable=True,
+        ),
+    ]
+    page_number: Annotated[int | None, page("Page of the table")]
+    bbox: Annotated[
+        list[float] | None, box("the cells the path spans (the table's box when cells have none)")
+    ]
+    cell_count: Annotated[int | None, Col("Number of data cells the path spans.")]
+
+
+TABLES: tuple[Table, ...] = tuple(
+    row.table
+    for row in (
+        DocumentRow,
+        PageRow,
+        SectionRow,
+        ChunkRow,
+        TableRow,
+        TableCellRow,
+        ImageRow,
+        EquationRow,
+        ReferenceRow,
+        TreeNodeRow,
+        EntityRow,
+        RelationRow,
+        EntityLinkRow,
+        TableSummaryRow,
     )
-
-
-def _page(what: str = "Page the item is on") -> Column:
-    return Column(
-        "page_number",
-        "INTEGER",
-        f"{what} (1-based; the slide of a PPTX, the sheet of an XLSX; NULL for DOCX, HTML and "
-        "Markdown, which have no pages: locate by section instead).",
-    )
-
-
-def _bbox(what: str) -> Column:
-    return Column("bbox", "DOUBLE[]", f"Bounding box of {what}: {BBOX_NOTE}.")
-
-
-def _section_id() -> Column:
-    return Column(
-        "section_id", "VARCHAR", "Innermost section containing the item (sections.section_id)."
-    )
-
-
-TABLES: tuple[Table, ...] = (
-    Table(
-        "documents",
-        "One row per indexed file: bibliographic metadata and file facts.",
-        (
-            _id("doc_id", "Stable document id: the first 16 hex digits of the file's SHA-256."),
-            Column(
-                "path", "VARCHAR", "Absolute path of the file when it was indexed.", nullable=False
-            ),
-            Column("file_name", "VARCHAR", "File name without folders."),
-            Column("format", "VARCHAR", "File format: pdf, docx, html, pptx, xlsx or md."),
-            Column("sha256", "VARCHAR", "SHA-256 of the file's bytes (hex)."),
-            Column("size_bytes", "BIGINT", "File size in bytes."),
-            Column(
-                "page_count",
-                "INTEGER",
-                "Number of pages: PDF pages, PPTX slides, XLSX sheets; 0 for DOCX, HTML and Markdown.",
-            ),
-            Column(
-                "title",
-                "VARCHAR",
-                "Title from the file's metadata or first-page layout.",
-                encodable=True,
-            ),
-            Column("authors", "VARCHAR[]", "Author names, in printed order."),
-            Column(
-                "abstract", "VARCHAR", "Abstract, when the document prints one.", encodable=True
-            ),
-            Column(
-                "year",
-                "INTEGER",
-                "Publication year when printed (else from the file's creation date).",
-            ),
-            Column("venue", "VARCHAR", "Venue or publisher line when printed."),
-            Column("doi", "VARCHAR", "DOI when printed, e.g. 10.18653/v1/2020.acl-main.207."),
-            Column("arxiv_id", "VARCHAR", "arXiv identifier when printed, e.g. 2004.04906v3."),
-            Column("has_text", "BOOLEAN", "False for image-only scans with no text layer."),
-            Column("tldr", "VARCHAR", "Short extractive summary of the document.", encodable=True),
-            Column("indexed_at", "TIMESTAMP", "When this version of the file was indexed (UTC)."),
-        ),
-    ),
-    Table(
-        "pages",
-        "One row per page: the page text in reading order (two-column aware), without running "
-        "headers, footers and page numbers.",
-        (
-            _id("page_id", "Page id: '<doc_id>-p<page_number>'."),
-            _doc_id(),
-            _page("Page number"),
-            Column("width", "DOUBLE", "Page width in PDF points (NULL for XLSX sheets)."),
-            Column("height", "DOUBLE", "Page height in PDF points (NULL for XLSX sheets)."),
-            Column("text", "VARCHAR", "Text of the page in reading order.", encodable=True),
-            Column("has_text", "BOOLEAN", "False when the page has no text layer (a scan)."),
-            Column("summary", "VARCHAR", "Extractive summary of the page.", encodable=True),
-        ),
-        indexes=("doc_id",),
-    ),
-    Table(
-        "sections",
-        "The heading tree: one row per heading with the text up to the next heading.",
-        (
-            _id("section_id", "Section id: '<doc_id>-s<ordinal>'."),
-            _doc_id(),
-            Column(
-                "parent_id", "VARCHAR", "Enclosing section (sections.section_id); NULL at the top."
-            ),
-            Column("ordinal", "INTEGER", "Position of the heading in document order (0-based)."),
-            Column("level", "INTEGER", "Heading level, 1 for top-level sections."),
-            Column(
-                "number",
-                "VARCHAR",
-                "Printed section number such as '3', '3.2', 'A' or 'A.1'; NULL if unnumbered.",
-            ),
-            Column("title", "VARCHAR", "Heading text without its number.", encodable=True),
-            Column(
-                "content",
-                "VARCHAR",
-                "Text under the heading, up to the next heading of any level.",
-                encodable=True,
-            ),
-            Column("summary", "VARCHAR", "Extractive summary of the section.", encodable=True),
-            Column("page_start", "INTEGER", "Page of the heading (1-based; NULL without pages)."),
-            Column("page_end", "INTEGER", "Last page of the section's own text (1-based)."),
-            _bbox("the heading on page_start"),
-            Column(
-                "source",
-                "VARCHAR",
-                "Where the heading came from: 'outline' (the PDF's bookmarks), 'layout' (fonts and numbering, bold text in HTML) or 'markup' (heading styles and tags of DOCX, HTML, Markdown; slide titles; sheet names).",
-            ),
-        ),
-        indexes=("doc_id",),
-    ),
-    Table(
-        "chunks",
-        "Sentence-aware passages that fit the embedding model's window, each inside one section.",
-        (
-            _id("chunk_id", "Chunk id: '<doc_id>-c<ordinal>'."),
-            _doc_id(),
-            _section_id(),
-            Column("ordinal", "INTEGER", "Position of the chunk in document order (0-based)."),
-            Column("text", "VARCHAR", "Chunk text.", encodable=True),
-            _page("Page where the chunk starts"),
-            Column("page_end", "INTEGER", "Page where the chunk ends (1-based)."),
-            Column(
-                "token_count",
-                "INTEGER",
-                "Word pieces of the embedding model, special tokens included.",
-            ),
-        ),
-        indexes=("doc_id",),
-    ),
-    Table(
-        "tables",
-        "Tables found in the documents, with caption, HTML rendering and header depths.",
-        (
-            _id("table_id", "Table id: '<doc_id>-t<ordinal>'."),
-            _doc_id(),
-            _section_id(),
-            Column("ordinal", "INTEGER", "Position of the table in document order (0-based)."),
-            _page(),
-            _bbox("the table body"),
-            Column("label", "VARCHAR", "Printed label such as 'Table 2'."),
-            Column("caption", "VARCHAR", "Caption text, label included.", encodable=True),
-            Column(
-                "html", "VARCHAR", "The table as HTML with <th> header cells and row/col spans."
-            ),
-            Column("n_rows", "INTEGER", "Number of grid rows, header rows included."),
-            Column("n_cols", "INTEGER", "Number of grid columns, header columns included."),
-            Column("header_rows", "INTEGER", "Depth of the top (column) header in rows."),
-            Column("header_cols", "INTEGER", "Depth of the left (row) header in columns."),
-            Column(
-                "summary",
-                "VARCHAR",
-                "Summary of the table built from its caption and headers.",
-                encodable=True,
-            ),
-        ),
-        indexes=("doc_id",),
-    ),
-    Table(
-        "table_cells",
-        "Every cell of every table, with its header paths. Find a value by path, e.g. "
-        "list_contains(col_path, 'TREC') AND list_contains(row_path, 'BM25 + DPR').",
-        (
-            _id("cell_id", "Cell id: '<table_id>-r<row>c<col>'."),
-            Column("table_id", "VARCHAR", "Table of the cell (tables.table_id).", nullable=False),
-            _doc_id(),
-            Column("row", "INTEGER", "Grid row of the cell's top-left corner (0-based)."),
-            Column("col", "INTEGER", "Grid column of the cell's top-left corner (0-based)."),
-            Column("row_span", "INTEGER", "Rows the cell spans."),
-            Column("col_span", "INTEGER", "Columns the cell spans."),
-            Column("text", "VARCHAR", "Cell text as printed."),
-            Column(
-                "value",
-                "DOUBLE",
-                "Numeric value parsed from text (thousands separators, % and currency removed, parentheses as negative); NULL if not a number.",
-            ),
-            Column("unit", "VARCHAR", "Unit found next to the number, e.g. '%' or '$'."),
-            Column("is_col_header", "BOOLEAN", "Cell belongs to the top (column) header."),
-            Column("is_row_header", "BOOLEAN", "Cell belongs to the left (row) header."),
-            Column(
-                "row_path",
-                "VARCHAR[]",
-                "Left-header labels above this cell's row, outermost first, e.g. ['Multi', 'BM25 + DPR'].",
-            ),
-            Column(
-                "col_path",
-                "VARCHAR[]",
-                "Top-header labels over this cell's column, outermost first, e.g. ['Top-100', 'TREC'].",
-            ),
-            _page(),
-            _bbox("the cell"),
-        ),
-        indexes=("table_id", "doc_id"),
-    ),
-    Table(
-        "images",
-        "Figures and other meaningful images, with their captions.",
-        (
-            _id("image_id", "Image id: '<doc_id>-i<ordinal>'."),
-            _doc_id(),
-            _section_id(),
-            Column("ordinal", "INTEGER", "Position of the figure in document order (0-based)."),
-            _page(),
-            _bbox("the figure"),
-            Column(
-                "label", "VARCHAR", "Printed label such as 'Figure 3'; NULL for uncaptioned images."
-            ),
-            Column("caption", "VARCHAR", "Caption text, label included.", encodable=True),
-            Column(
-                "summary",
-                "VARCHAR",
-                "Summary of the figure from its caption and the text that mentions it.",
-                encodable=True,
-            ),
-        ),
-        indexes=("doc_id",),
-    ),
-    Table(
-        "equations",
-        "Display equations (set apart from the text), with their printed numbers.",
-        (
-            _id("equation_id", "Equation id: '<doc_id>-e<ordinal>'."),
-            _doc_id(),
-            _section_id(),
-            Column("ordinal", "INTEGER", "Position of the equation in document order (0-based)."),
-            _page(),
-            _bbox("the equation"),
-            Column(
-                "number",
-                "VARCHAR",
-                "Printed equation number without parentheses, e.g. '3'; NULL if unnumbered.",
-            ),
-            Column("text", "VARCHAR", "Text content of the equation as extracted.", encodable=True),
-        ),
-        indexes=("doc_id",),
-    ),
-    Table(
-        "doc_references",
-        "Bibliography entries, one row each (named doc_references because REFERENCES is a SQL keyword).",
-        (
-            _id("reference_id", "Reference id: '<doc_id>-r<ordinal>'."),
-            _doc_id(),
-            Column("ordinal", "INTEGER", "Position in the bibliography (0-based)."),
-            Column(
-                "label",
-                "VARCHAR",
-                "Printed label such as '12' for '[12]'; NULL for author-year styles.",
-            ),
-            Column("text", "VARCHAR", "Full text of the entry.", encodable=True),
-            Column("year", "INTEGER", "Year of the cited work when printed."),
-            Column("doi", "VARCHAR", "DOI of the cited work when printed."),
-            Column("arxiv_id", "VARCHAR", "arXiv id of the cited work when printed."),
-            _page("Page the entry starts on"),
-        ),
-        indexes=("doc_id",),
-    ),
-    Table(
-        "tree_nodes",
-        "The document tree: document › sections › leaves (text chunks, tables, images, equations), "
-        "in document order. ref_table/ref_id point to the leaf's row in its view table.",
-        (
-            _id("node_id", "Node id: '<doc_id>-n<ordinal>'."),
-            _doc_id(),
-            Column(
-                "parent_id",
-                "VARCHAR",
-                "Parent node (tree_nodes.node_id); NULL for the document node.",
-            ),
-            Column(
-                "ordinal",
-                "INTEGER",
-                "Position of the node in document order (0-based, the document node is 0).",
-            ),
-            Column(
-                "depth",
-                "INTEGER",
-                "Depth in the tree: 0 for the document, 1 for top-level sections.",
-            ),
-            Column(
-                "node_type", "VARCHAR", "One of: document, section, text, table, image, equation."
-            ),
-            Column(
-                "title", "VARCHAR", "Section title, caption, or the first words of a text leaf."
-            ),
-            Column("page_start", "INTEGER", "First page covered by the node (1-based)."),
-            Column("page_end", "INTEGER", "Last page covered by the node (1-based)."),
-            Column(
-                "ref_table",
-                "VARCHAR",
-                "View table holding the node's row: documents, sections, chunks, tables, images or equations.",
-            ),
-            Column("ref_id", "VARCHAR", "Primary key of that row."),
-        ),
-        indexes=("doc_id",),
-    ),
-    Table(
-        "entities",
-        "Named things found in each document without an LLM (indexer/entities.py): methods, "
-        "datasets, metrics, organisations, people, acronyms with their expansions, defined terms, "
-        "tables and figures (by label), table headers, citations. Mentions of one thing are merged "
-        "per document by gradient-based entity resolution (BookRAG); other spellings are aliases.",
-        (
-            _id("entity_id", "Entity id: '<doc_id>-e<n>'."),
-            _doc_id(),
-            Column(
-                "name",
-                "VARCHAR",
-                "Canonical name (an acronym's long form, else the most frequent spelling). "
-                "Embedded for semantic search, not in the BM25 collection.",
-                encodable=True,
-                keyword=False,
-            ),
-            Column(
-                "entity_type",
-                "VARCHAR",
-                "One of: method, dataset, metric, software, organisation, person, term, acronym, "
-                "name, table, figure, header, citation, concept.",
-            ),
-            Column("aliases", "VARCHAR[]", "Other spellings met in the document (e.g. 'DPR')."),
-            Column(
-                "description",
-                "VARCHAR",
-                "Acronym definition, table/figure caption, or the first sentence mentioning it.",
-            ),
-            Column("mention_count", "INTEGER", "Number of mentions in the document."),
-            Column("node_count", "INTEGER", "Number of tree nodes mentioning it."),
-            _page("First page mentioning it"),
-        ),
-        indexes=("doc_id",),
-    ),
-    Table(
-        "relations",
-        "Edges of the entity graph. relation is co_occurs (same sentence), is_a ('X is a Y'), "
-        "cites (X followed by a citation), mentions (a table or figure caption names X) or "
-        "header_of (a header cell of a table). Evidence nodes are tree_nodes.node_id values.",
-        (
-            _id("relation_id", "Relation id: '<doc_id>-r<n>'."),
-            _doc_id(),
-            Column("source_id", "VARCHAR", "Entity the edge starts from (entities.entity_id)."),
-            Column("target_id", "VARCHAR", "Entity the edge ends at (entities.entity_id)."),
-            Column("relation", "VARCHAR", "co_occurs, is_a, cites, mentions or header_of."),
-            Column("weight", "INTEGER", "Number of sentences or cells giving this edge."),
-            Column(
-                "evidence_node_ids",
-                "VARCHAR[]",
-                "Tree nodes where the edge was seen (at most 20, document order).",
-            ),
-            Column("evidence", "VARCHAR", "The first sentence giving the edge (trimmed)."),
-            _page("Page of the first evidence"),
-        ),
-        indexes=("doc_id", "source_id", "target_id"),
-    ),
-    Table(
-        "entity_links",
-        "GT-links (BookRAG): which tree nodes mention which entity, so an entity selects the "
-        "sections, text, tables and figures it appears in.",
-        (
-            _id("link_id", "Link id: '<entity_id>-n<node ordinal>'."),
-            Column("entity_id", "VARCHAR", "The entity (entities.entity_id).", nullable=False),
-            Column("node_id", "VARCHAR", "The tree node (tree_nodes.node_id).", nullable=False),
-            _doc_id(),
-            Column("mention_count", "INTEGER", "Mentions of the entity in that node."),
-            _page("First page of the node"),
-        ),
-        indexes=("doc_id", "entity_id", "node_id"),
-    ),
-    Table(
-        "table_summaries",
-        "Row- and column-level summaries of every table (HD-RAG's RCL corpus): one per row path "
-        "and per column path at each header level, naming the path and the values it spans, "
-        "e.g. 'Table 2 (…) — row Revenue › Mobility: 2021 = 6,953; 2020 = 6,089'. Search them to "
-        "find the table and the region of it that answers a question, then read exact cells in "
-        "table_cells with list_has_all(row_path, path) / list_has_all(col_path, path).",
-        (
-            _id(
-                "summary_id",
-                "Summary id: '<table_id>-row<ordinal>' or '<table_id>-col<ordinal>' (0-based, "
-                "in table order, outer levels before the inner levels under them).",
-            ),
-            Column("table_id", "VARCHAR", "Table summarised (tables.table_id).", nullable=False),
-            _doc_id(),
-            Column("axis", "VARCHAR", "'row' (a row path) or 'col' (a column path)."),
-            Column("level", "INTEGER", "Header level of the path: 1 for the outermost label."),
-            Column(
-                "path",
-                "VARCHAR[]",
-                "The header path summarised, outermost first: the first labels of the row_path "
-                "(axis 'row') or col_path (axis 'col') of every table_cells data cell it covers "
-                "(values a header row picked up by mistake are left out of column paths).",
-            ),
-            Column(
-                "text",
-                "VARCHAR",
-                "The summary: table label and caption, the path, then 'label = value' for each "
-                "data cell it spans (cut with '… (+N more)' past about 480 characters).",
-                encodable=True,
-            ),
-            _page("Page of the table"),
-            _bbox("the cells the path spans (the table's box when cells have none)"),
-            Column("cell_count", "INTEGER", "Number of data cells the path spans."),
-        ),
-        indexes=("table_id", "doc_id"),
-    ),
 )
 
 META_TABLE = "docsym_meta"
@@ -483,21 +453,23 @@ def keyword_columns() -> set[tuple[str, str]]:
     return {(t.name, c.name) for t in TABLES for c in t.columns if c.encodable and c.keyword}
 
 
-def ddl() -> list[str]:
-    """CREATE statements for the whole schema (idempotent)."""
-    statements = [
-        f"CREATE TABLE IF NOT EXISTS {META_TABLE} (key VARCHAR PRIMARY KEY, value VARCHAR)"
+def create_table(t: Table) -> list[str]:
+    """CREATE statements for one table and its indexes (idempotent)."""
+    cols = []
+    for c in t.columns:
+        constraint = " PRIMARY KEY" if c.primary_key else ("" if c.nullable else " NOT NULL")
+        cols.append(f"{c.name} {c.type}{constraint}")
+    statements = [f"CREATE TABLE IF NOT EXISTS {t.name} ({', '.join(cols)})"]
+    statements += [
+        f"CREATE INDEX IF NOT EXISTS idx_{t.name}_{column} ON {t.name} ({column})"
+        for column in t.indexes
     ]
-    for t in TABLES:
-        cols = []
-        for c in t.columns:
-            constraint = " PRIMARY KEY" if c.primary_key else ("" if c.nullable else " NOT NULL")
-            cols.append(f"{c.name} {c.type}{constraint}")
-        statements.append(f"CREATE TABLE IF NOT EXISTS {t.name} ({', '.join(cols)})")
-        for column in t.indexes:
-            statements.append(
-                f"CREATE INDEX IF NOT EXISTS idx_{t.name}_{column} ON {t.name} ({column})"
-            )
+    return statements
+
+
+def comments() -> list[str]:
+    """COMMENT ON statements: every table's and column's description, in the database too."""
+    statements = []
     for t in TABLES:
         statements.append(f"COMMENT ON TABLE {t.name} IS {_sql_str(t.description)}")
         for c in t.columns:
@@ -505,8 +477,31 @@ def ddl() -> list[str]:
     return statements
 
 
+def ddl() -> list[str]:
+    """CREATE statements for the whole schema, then its comments (idempotent)."""
+    statements = [
+        f"CREATE TABLE IF NOT EXISTS {META_TABLE} (key VARCHAR PRIMARY KEY, value VARCHAR)"
+    ]
+    for t in TABLES:
+        statements += create_table(t)
+    return statements + comments()
+
+
 def _sql_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+def compact() -> str:
+    """The schema in one line per table: its columns (* = encodable, [] = a list) and a gist.
+    For prompts; ``describe()`` has every column's description."""
+    lines = []
+    for t in TABLES:
+        columns = ", ".join(
+            c.name + ("[]" if c.type.endswith("[]") else "") + ("*" if c.encodable else "")
+            for c in t.columns
+        )
+        lines.append(f"- {t.name}({columns}): {t.gist}")
+    return "\n".join(lines)
 
 
 def describe() -> str:

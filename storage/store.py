@@ -10,7 +10,6 @@ record) and rebuilt when an indexer commits new vectors (SQLite's ``data_version
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,13 +19,13 @@ from typing import TypeVar
 import apsw
 import numpy as np
 
+from language.terms import search_words
 from storage.encoder import Encoder, get_encoder
 from storage.paths import IndexPaths
 from storage.reader import IndexNotFoundError, IndexReader
 from storage.vector_index import VectorIndex, load_from_sqlite
 from storage.vectors import BM25, Entry, connect, vec_table
 
-_WORD = re.compile(r"\w+", re.UNICODE)
 T = TypeVar("T")
 
 
@@ -81,7 +80,7 @@ class Store:
 
     def fts(self, query: str, where: str = "1", params: list | None = None, limit: int = 50):
         """BM25 candidates: [(entry id, score)] best first (score = -bm25, higher is better)."""
-        terms = _fts_terms(query)
+        terms = search_words(query)  # quoted below: no query syntax reaches MATCH
         if not terms:
             return []
         match = " OR ".join(f'"{t}"' for t in terms)
@@ -177,17 +176,3 @@ class Store:
                 self._con.close()
                 self._con = None
             self.reader.close()
-
-
-def _fts_terms(query: str) -> list[str]:
-    """Words of a free-text query, quoted for FTS5 (no user syntax reaches MATCH). A possessive
-    's is dropped: "MuPDF's" searches for mupdf, not for every word followed by 's."""
-    return list(dict.fromkeys(w.lower() for w in _WORD.findall(strip_possessives(query))))[:64]
-
-
-_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
-
-
-def strip_possessives(text: str) -> str:
-    """'MuPDF's' -> 'MuPDF': the 's would otherwise be a search term of its own."""
-    return _POSSESSIVE.sub("", text)

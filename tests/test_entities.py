@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexer.entities import ProperNouns, explicit_relations, extract_mentions, normalise_name
+from indexer.entities import ProperNouns, explicit_relations, extract_mentions
 from indexer.entity_resolution import ResolutionSettings, Resolver
+from language.names import normalise_name
 from tests.conftest import doc_id_of
 
 NO_PROPER = ProperNouns([])

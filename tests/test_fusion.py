@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from language.terms import tokens
 from storage.store import EntryRow
 from tests.conftest import doc_id_of
 from tools import fusion
@@ -45,7 +46,7 @@ def test_labels_are_not_quantities() -> None:
     assert fusion.number_near_terms(fusion.quantity_words(label_only), weights, terms) == 0.0
     assert fusion.number_near_terms(fusion.quantity_words(counted), weights, terms) == 1.0
     # Without the label filter the label's number would have counted.
-    assert fusion.number_near_terms(fusion.tokens(label_only), weights, terms) == 1.0
+    assert fusion.number_near_terms(tokens(label_only), weights, terms) == 1.0
 
 
 def _entry(entry_id: int, doc_id: str) -> EntryRow:

@@ -103,7 +103,7 @@ def test_max_cells_cuts_whole_rows_and_says_how_to_get_the_rest(
     assert view.truncated
     assert "max_cells=20" in view.note
     rest_sql = view.note.split('run_sql "')[1].split('"')[0]
-    rest = run_sql(sample_store.reader, rest_sql, limit=200)
+    rest = run_sql(sample_store, rest_sql, limit=200)
     shown = int(rest_sql.split("row >= ")[1].split()[0])
     assert 0 < shown < view.n_rows
     assert {row[0] for row in rest.rows} == set(range(shown, view.n_rows))
@@ -140,7 +140,9 @@ def test_unknown_and_path_like_table_ids_are_refused(sample_store: Store, bad_id
 
 
 def test_lookup_cells_finds_value_by_header_paths(sample_store: Store, report_table_1: str):
-    found = lookup_cells(sample_store, report_table_1, ["Hybrid", "RRF"], ["Recall@5", "Maint"])
+    found = lookup_cells(
+        sample_store, report_table_1, ["Hybrid", "RRF"], ["Recall@5", "Maint"]
+    ).cells
     assert len(found) == 1
     assert found[0]["value"] == pytest.approx(0.91)
     assert found[0]["row_path"] == ["Hybrid", "RRF"]
@@ -151,15 +153,15 @@ def test_lookup_cells_finds_value_by_header_paths(sample_store: Store, report_ta
 def test_lookup_cells_is_case_insensitive_and_returns_data_cells_only(
     sample_store: Store, report_table_1: str
 ):
-    found = lookup_cells(sample_store, report_table_1, ["hybrid"], ["mrr"])
+    found = lookup_cells(sample_store, report_table_1, ["hybrid"], ["mrr"]).cells
     assert [c["value"] for c in found] == pytest.approx([0.67, 0.63, 0.66, 0.71, 0.68, 0.70])
     assert not any(c["is_row_header"] or c["is_col_header"] for c in found)
-    assert len(lookup_cells(sample_store, report_table_1, limit=5)) == 5
+    assert len(lookup_cells(sample_store, report_table_1, limit=5).cells) == 5
 
 
 def test_lookup_cells_prefers_exact_labels(sample_store: Store, report_table_1: str):
     # 'BM25' is a substring of both 'BM25' and 'BM25+RM3': the exact label comes first.
-    found = lookup_cells(sample_store, report_table_1, ["BM25"], ["Recall@5", "Safety"])
+    found = lookup_cells(sample_store, report_table_1, ["BM25"], ["Recall@5", "Safety"]).cells
     assert [c["row_path"][-1] for c in found] == ["BM25", "BM25+RM3"]
 
 
@@ -185,7 +187,7 @@ def test_dpr_table_2_value_by_paths(corpus_index, corpus_db):
     (dpr_table_2,) = corpus_db.execute(
         "SELECT table_id FROM tables WHERE doc_id = ? AND label = 'Table 2'", [dpr]
     ).fetchone()
-    found = lookup_cells(store, dpr_table_2, ["Multi", "BM25 + DPR"], ["Top-100", "TREC"])
+    found = lookup_cells(store, dpr_table_2, ["Multi", "BM25 + DPR"], ["Top-100", "TREC"]).cells
     assert found[0]["value"] == pytest.approx(94.1)
     view = get_table(store, dpr_table_2)
     assert view.page_number == 5

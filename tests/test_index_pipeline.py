@@ -10,6 +10,7 @@ import pytest
 
 from docsym.cli import main
 from indexer.pipeline import index_paths
+from storage import migrations, schema
 from tests import pdf_factory
 
 
@@ -125,8 +126,6 @@ def test_missing_path_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_an_index_from_an_older_schema_is_indexed_again(tmp_path: Path) -> None:
-    from storage import schema
-
     folder = tmp_path / "docs"
     folder.mkdir()
     pdf_factory.text_pdf(folder / "a.pdf")
@@ -141,6 +140,6 @@ def test_an_index_from_an_older_schema_is_indexed_again(tmp_path: Path) -> None:
         version = con.execute(
             f"SELECT value FROM {schema.META_TABLE} WHERE key = 'schema_version'"
         ).fetchone()[0]
-        assert int(version) == schema.SCHEMA_VERSION
+        assert int(version) == migrations.SCHEMA_VERSION
         assert con.execute("SELECT count(*) FROM tree_nodes").fetchone()[0] > 0
     assert index_paths([folder], index).unchanged  # and now it is current

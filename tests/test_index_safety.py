@@ -118,15 +118,15 @@ def _assert_no_orphans(snapshot: dict[str, list[tuple]]) -> None:
 READER = r"""
 import json, sys, time
 from pathlib import Path
-from storage.reader import IndexReader
+from storage.store import Store
 from tools.sql import run_sql
-reader = IndexReader(Path(sys.argv[1]))
+store = Store(Path(sys.argv[1]))
 expected = int(sys.argv[2])
 deadline = time.monotonic() + 180
 counts, errors = [], []
 while time.monotonic() < deadline and (not counts or counts[-1] < expected):
     try:
-        counts.append(run_sql(reader, "SELECT count(*) FROM documents").rows[0][0])
+        counts.append(run_sql(store, "SELECT count(*) FROM documents").rows[0][0])
     except Exception as exc:
         errors.append(repr(exc))
     time.sleep(0.05)

@@ -324,7 +324,7 @@ def test_hitab_questions_answered_with_lookup_cells(store: Store, number, words,
     )
 
     def value(row: list[str], col: list[str]) -> float:
-        cells = lookup_cells(store, table_id, row, col, limit=5)
+        cells = lookup_cells(store, table_id, row, col, limit=5).cells
         return cells[0]["value"]
 
     expected = _annotated_answer(number, words)

@@ -25,9 +25,10 @@ from indexer.summaries import (
     summarise_figure,
     summarise_table,
     summarise_text,
-    summariser_from_env,
+    summariser_from_settings,
     trim_to,
 )
+from storage.settings import Settings
 
 DPR = "papers/2004.04906v3_dpr.pdf"
 SPECTER = "papers/2020.acl-main.207_specter.pdf"
@@ -339,17 +340,17 @@ def test_uber_10k_is_summarised_fast(corpus: Path) -> None:
 # --- LLM summariser ---------------------------------------------------------------------------
 
 
-def test_summariser_from_env_needs_url_and_model() -> None:
-    assert summariser_from_env({}) is None
-    assert summariser_from_env({"DOCSYM_LLM_BASE_URL": "http://127.0.0.1:1/v1"}) is None
-    llm = summariser_from_env(
-        {
-            "DOCSYM_LLM_BASE_URL": "http://127.0.0.1:1/v1",
-            "DOCSYM_LLM_MODEL": "tiny",
-            "DOCSYM_LLM_API_KEY": "secret",
-            "DOCSYM_LLM_TIMEOUT": "2.5",
-        }
-    )
+def test_summariser_from_settings_needs_url_and_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The environment variables, read through the settings model."""
+    for name in ("BASE_URL", "MODEL", "API_KEY", "TIMEOUT"):
+        monkeypatch.delenv(f"DOCSYM_LLM_{name}", raising=False)
+    assert summariser_from_settings(Settings()) is None
+    monkeypatch.setenv("DOCSYM_LLM_BASE_URL", "http://127.0.0.1:1/v1")
+    assert summariser_from_settings(Settings()) is None
+    monkeypatch.setenv("DOCSYM_LLM_MODEL", "tiny")
+    monkeypatch.setenv("DOCSYM_LLM_API_KEY", "secret")
+    monkeypatch.setenv("DOCSYM_LLM_TIMEOUT", "2.5")
+    llm = summariser_from_settings(Settings())
     assert llm == LlmSummariser("http://127.0.0.1:1/v1", "tiny", api_key="secret", timeout=2.5)
 
 

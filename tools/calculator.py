@@ -19,10 +19,13 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Annotated
 
-from pydantic import BaseModel
+from pydantic import Field
 
 from tools.errors import ToolError
+from tools.results import ToolResult
+from tools.spec import Arguments, ToolSpec
 
 MAX_EXPRESSION_CHARS = 2_000
 MAX_NODES = 500
@@ -42,10 +45,13 @@ class CalculatorError(ToolError):
     """An expression the calculator cannot or will not evaluate; the message says what to change."""
 
 
-class CalculationResult(BaseModel):
+class CalculationResult(ToolResult):
     expression: str
     value: float | int | bool | list
     text: str
+
+    def to_markdown(self) -> str:
+        return f"{self.expression} = {self.text}"
 
 
 @dataclass(frozen=True)
@@ -605,3 +611,22 @@ def calculate(expr: str) -> CalculationResult:
         # A safety net: the explicit checks above should have said something more helpful.
         raise CalculatorError(f"cannot evaluate: {error}") from None
     return CalculationResult(expression=expr, value=value, text=render(value))
+
+
+class CalculateArgs(Arguments):
+    expr: Annotated[
+        str, Field(description="e.g. pct_change(91.2, 94.1)", max_length=MAX_EXPRESSION_CHARS)
+    ]
+
+
+CALCULATE = ToolSpec(
+    name="calculate",
+    summary="arithmetic and percent change without mistakes.",
+    description=(
+        "Evaluate arithmetic exactly instead of by hand: differences, ratios, percent change "
+        "between table cells, sums over lists. " + FUNCTIONS_HELP
+    ),
+    arguments=CalculateArgs,
+    function=calculate,
+    needs_store=False,
+)

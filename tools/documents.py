@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from storage import schema
-from storage.reader import IndexReader
+from storage.store import Store
 from tools.errors import ToolError
 from tools.results import TableResult, jsonable
+from tools.spec import Arguments, ToolSpec
 
 MAX_DOCUMENTS = 200
 
@@ -19,9 +21,7 @@ class IndexStatus(BaseModel):
     row_counts: dict[str, int]
 
 
-def list_documents(
-    reader: IndexReader, filter: str = "", limit: int = 50, offset: int = 0
-) -> TableResult:
+def list_documents(store: Store, filter: str = "", limit: int = 50, offset: int = 0) -> TableResult:
     """Documents whose title, file name, format or doc_id contains ``filter`` (any case)."""
     if not 1 <= limit <= MAX_DOCUMENTS:
         raise ToolError(f"limit must be between 1 and {MAX_DOCUMENTS}, got {limit}")
@@ -29,7 +29,7 @@ def list_documents(
         raise ToolError(f"offset must be >= 0, got {offset}")
     if len(filter) > 200:
         raise ToolError("filter is a plain substring of title or file name; keep it short")
-    con = reader.connection()
+    con = store.sql()
     where = "WHERE contains(lower(concat_ws(' ', title, file_name, format, doc_id)), lower(?))"
     total = con.execute(f"SELECT count(*) FROM documents {where}", [filter]).fetchone()[0]
     cursor = con.execute(
@@ -45,9 +45,29 @@ def list_documents(
     return TableResult(columns=columns, rows=rows, truncated=note is not None, note=note)
 
 
-def index_status(reader: IndexReader) -> IndexStatus:
-    con = reader.connection()
+def index_status(store: Store) -> IndexStatus:
+    con = store.sql()
     counts = {
         t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0] for t in schema.TABLES
     }
-    return IndexStatus(index_dir=reader.paths.root, row_counts=counts)
+    return IndexStatus(index_dir=store.paths.root, row_counts=counts)
+
+
+class ListDocumentsArgs(Arguments):
+    filter: Annotated[
+        str, Field(description="Substring of title, file name or format; empty for all")
+    ] = ""
+    limit: Annotated[int, Field(ge=1, le=MAX_DOCUMENTS)] = 50
+    offset: Annotated[int, Field(ge=0)] = 0
+
+
+LIST_DOCUMENTS = ToolSpec(
+    name="list_documents",
+    summary="what is indexed (doc_id, title, pages).",
+    description=(
+        "List indexed documents: doc_id, title, file name, format, page count, year. Use the "
+        "doc_id in run_sql WHERE clauses and in other tools."
+    ),
+    arguments=ListDocumentsArgs,
+    function=list_documents,
+)

@@ -4,12 +4,16 @@ select those sections' subtrees or rank their nodes."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, Field
 
-from indexer.entities import normalise_name
+from language.names import normalise_name
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
 from tools.graph import EntityGraph, entity_graph
+from tools.results import ToolResult, markdown_table, with_note
+from tools.spec import Arguments, ToolSpec
 
 MAX_LIMIT = 50
 SECTIONS_PER_ENTITY = 5
@@ -40,10 +44,30 @@ class EntityHit(BaseModel):
     neighbours: list[str] = Field(description="most strongly related entities (names)")
 
 
-class EntityResult(BaseModel):
+class EntityResult(ToolResult):
     query: str
     hits: list[EntityHit]
     note: str | None = None
+
+    def to_markdown(self) -> str:
+        rows = [
+            [
+                f"{hit.name} ({hit.entity_id}, {hit.matched})",
+                hit.entity_type,
+                ", ".join(hit.aliases[:5]),
+                hit.doc_id,
+                hit.mention_count,
+                "; ".join(_section_label(s) for s in hit.sections),
+            ]
+            for hit in self.hits
+        ]
+        header = ["entity", "type", "aliases", "doc_id", "mentions", "sections (node: pages)"]
+        return with_note(markdown_table(header, rows), self.note)
+
+
+def _section_label(section: LinkedSection) -> str:
+    pages = f": p{section.page_start}-{section.page_end})" if section.page_start else ")"
+    return f"{section.title or section.node_id} ({section.node_id}{pages}"
 
 
 def find_entities(
@@ -170,3 +194,34 @@ def _hit(
         sections=linked,
         neighbours=[graph.entities[n].name for n, _ in neighbours if n in graph.entities],
     )
+
+
+ENTITY_TYPES = (
+    "method, dataset, metric, software, organisation, person, term, acronym, name, table, "
+    "figure, header, citation, concept"
+)
+
+
+class FindEntitiesArgs(Arguments):
+    query: Annotated[str, Field(description="An entity name, e.g. 'DPR'", max_length=200)]
+    doc_id: Annotated[str | None, Field(description="From list_documents.", max_length=64)] = None
+    entity_types: Annotated[
+        list[str] | None, Field(description=f"Some of: {ENTITY_TYPES}", max_length=14)
+    ] = None
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = 10
+
+
+FIND_ENTITIES = ToolSpec(
+    name="find_entities",
+    summary="entities (methods, datasets, acronyms, tables ...) by name or alias, with their "
+    "sections.",
+    description=(
+        "Entities (methods, datasets, metrics, organisations, people, acronyms, defined "
+        "terms, tables, figures, table headers, citations) by name or alias: exact, fuzzy "
+        "and semantic matches, each with the sections it is linked to (node_id, title, "
+        "pages) and its strongest neighbours in the entity graph. Use it to find where a "
+        "thing is discussed, then select_subtree or rank_nodes on those sections."
+    ),
+    arguments=FindEntitiesArgs,
+    function=find_entities,
+)

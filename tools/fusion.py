@@ -39,8 +39,9 @@ import re
 from collections import Counter, defaultdict
 from functools import lru_cache
 
-from indexer.chunking import split_sentences
-from storage.store import EntryRow, Store, strip_possessives
+from language.sentences import split_sentences
+from language.terms import STOPWORDS, query_terms, tokens
+from storage.store import EntryRow, Store
 
 WEIGHTS = {
     "sparse": 0.25,
@@ -56,7 +57,6 @@ WEIGHTS = {
 SPAN_TOKENS = 20
 NUMBER_MARGIN = 5
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
 _NUMBER = re.compile(r"\d[\d.,]*")
 # What a question asking for a quantity names: "what [...] F1", "at what redshift", "what share".
 _MEASURES = (
@@ -76,14 +76,6 @@ _LABEL_NUMBER = re.compile(
     r"page|p|pp|version|v|phase|experiment|task|round|line|model|algorithm|theorem|lemma)s?\.?"
     r"\s*\(?\d[\d.]*\)?|\[\d+(?:\s*[,–-]\s*\d+)*\]",
     re.IGNORECASE,
-)
-STOPWORDS = frozenset(
-    """a about above after again all am an and any are as at be been before being below between
-    both but by can could did do does doing down during each few for from further had has have
-    having he her here hers him his how i if in into is it its itself just me more most my no nor
-    not now of off on once only or other our out over own same she should so some such than that
-    the their them then there these they this those through to too under until up very was we
-    were what when where which while who whom why will with would you your many much""".split()  # noqa: SIM905
 )
 
 
@@ -173,24 +165,6 @@ def analyse(text: str) -> Analysed:
 def quantity_words(text: str) -> list[str]:
     """The text's words with labels ("Table 3", "[12]") taken out: their numbers are names."""
     return tokens(_LABEL_NUMBER.sub(" ", text))
-
-
-def tokens(text: str) -> list[str]:
-    return [_stem(t) for t in _TOKEN.findall(strip_possessives(text.lower()))]
-
-
-def query_terms(query: str) -> list[str]:
-    words = [w for w in _TOKEN.findall(strip_possessives(query.lower())) if w not in STOPWORDS]
-    return list(dict.fromkeys(_stem(w) for w in words))
-
-
-@lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    """A light, symmetric suffix stripper: enough to match 'encoders'/'encoder', 'tasks'/'task'."""
-    for suffix in ("'s", "ies", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
 
 
 def _term_weights(terms: list[str], vocabularies: list[frozenset]) -> dict[str, float]:

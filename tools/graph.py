@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from indexer.entities import normalise_name
+from language.names import normalise_name
 from storage.store import Store
 
 if TYPE_CHECKING:  # networkx and scipy load on first use: the server starts faster without them

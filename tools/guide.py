@@ -1,62 +1,43 @@
 """What clients read before they act: the full schema ("task prompt" of NeuSym-RAG), the
 retrieval agent prompt and the RECAP prompt for table questions. Built from the same sources of
-truth the tools use (the schema module, the filter language, the collections in the store)."""
+truth the tools use: the tool registry, the schema module, the filter language and the
+collections in the store.
+
+The agent prompt stays short (a client pays for it on every use): the tools with one line
+each, the plans, the hints and the schema in one line per table. Column descriptions, the
+filter grammar and the collections are in the ``docsym://schema`` resource (``schema_text``).
+"""
 
 from __future__ import annotations
 
 from storage import schema
 from storage.store import Store
 from tools.filters import OPERATORS_HELP
+from tools.registry import TOOLS
 from tools.search import DEFAULT_VIEWS
-
-TOOLS_OVERVIEW = """\
-Tools (all read-only):
-- list_documents: what is indexed (doc_id, title, pages).
-- run_sql(sql, limit): one DuckDB SELECT over the views below; exact facts, counts, table cells by
-  header path (list_contains(col_path, 'X')), sections by number, ids for other tools.
-- hybrid_search(query, filter, limit): the best first search; BM25 + semantic candidates over
-  chunks, pages, section titles, table captions/summaries, figure captions and titles, re-ranked.
-- vector_search(query, collection, table_name, column_name, filter, limit): one collection
-  ('bm25' or 'minilm') over one encodable view, e.g. tables.summary or sections.title.
-- get_outline(doc_id, depth): the section tree; select_subtree(doc_id, section, node_types,
-  pages): the nodes under a section, by type and page range, with counts (how many tables...).
-- find_entities(query, doc_id): entities (methods, datasets, acronyms, tables, headers ...) by
-  name or alias, with the sections they are linked to.
-- rank_nodes(query, doc_id, section, criteria): the nodes of a document or section on the
-  Pareto frontier of graph (entity PageRank), text (semantic) and lexical (BM25) relevance.
-- get_table(table_id, format): a table as markdown, HTML or cells with header paths;
-  lookup_cells(table_id, row_path_contains, col_path_contains): the data cells at given headers.
-- view_page(doc_id, page_number, bounding_box, dpi, highlights): a PNG of a page or region.
-- calculate(expr): arithmetic and percent change without mistakes.
-"""
 
 HINTS = """\
 Hints:
-- Start with hybrid_search for the question; read the hits' doc_id and page_number.
-- Narrow with SQL, then search inside the result: run_sql to find primary keys, then a filter
-  like primary_key in ['k1', 'k2'] or doc_id == 'x' and page_number >= 3.
-- For numbers in tables, find the table (tables.caption / tables.summary), then read the cell by
-  its row_path and col_path rather than by position; compute with calculate.
-- Cite every fact with doc_id, page_number and bbox; use view_page on a bbox to check a figure,
-  a table or an equation visually. DOCX, HTML and Markdown documents have no pages (page_number
-  is NULL): cite them by section (section_id and title) instead.
-- Results are capped; notes say what was cut and how to get the rest (LIMIT/OFFSET, filters).
+- Start with hybrid_search; narrow with run_sql for primary keys, then a search filter like
+  primary_key in ['k1', 'k2'] or doc_id == 'x' and page_number >= 3.
+- Table numbers: find the table (tables.caption/summary, table_summaries.text), read cells by
+  row_path/col_path (lookup_cells), compute with calculate (the recap prompt has the steps).
+- Cite each fact with doc_id, page_number and bbox; view_page checks a bbox visually. DOCX, HTML
+  and Markdown have no pages: cite them by section_id and title.
+- Results are capped; notes say what was cut and how to get the rest.
 """
 
 
 PLANS = """\
 Plans (BookRAG): first decide what kind of question it is.
-- Single-hop (one fact in one place): extract the entity or section the question names ->
-  find_entities (Select_by_Entity) or get_outline + the section (Select_by_Section) ->
-  rank_nodes(query, doc_id, section) -> read the frontier nodes (run_sql on ref_table/ref_id,
-  view_page on their bbox) -> answer with citations. hybrid_search is the shortcut when the
-  document is not known yet.
-- Multi-hop (needs an intermediate answer): decompose into single-hop sub-questions, answer
-  the first, put its answer into the next, and run the single-hop plan for each.
-- Global aggregation (how many, list all, compare across sections): filter instead of
-  searching: select_subtree(doc_id, section, node_types=['table'], pages=[a, b]) gives counts
-  by type; run_sql over tree_nodes, tables, entities or table_cells counts, sums and groups
-  exactly (e.g. SELECT count(*) FROM tree_nodes WHERE node_type = 'table' AND ...).
+- Single-hop (one fact in one place): hybrid_search when the document is unknown; else
+  find_entities or get_outline for the section, rank_nodes(query, doc_id, section), then read
+  the frontier nodes (run_sql on ref_table/ref_id, view_page on their bbox).
+- Multi-hop (needs an intermediate answer): split into single-hop questions, answer the first,
+  put its answer into the next.
+- Global aggregation (how many, list all): filter, do not search: select_subtree(doc_id,
+  section, node_types=['table'], pages=[a, b]) counts by type; run_sql counts, sums and groups
+  over tree_nodes, tables, entities or table_cells exactly.
 """
 
 
@@ -80,17 +61,29 @@ def schema_text(store: Store | None = None) -> str:
     return "\n".join(parts)
 
 
+def tools_overview() -> str:
+    """One line per tool, from the registry: how to call it and what it is for."""
+    lines = ["Tools (all read-only):"]
+    lines += [f"- {spec.usage()}: {spec.summary}" for spec in TOOLS]
+    return "\n".join(lines) + "\n"
+
+
 def agent_prompt(question: str, store: Store | None = None) -> str:
+    """The retrieval agent prompt. ``store`` is accepted for symmetry with ``schema_text``; the
+    prompt itself does not depend on what is indexed."""
     return "\n".join(
         [
-            "You answer questions about a collection of documents indexed by docsym. Retrieve "
-            "step by step with the tools until you can answer, then answer briefly and cite each "
-            "fact as (doc_id, page_number, bbox). If the documents do not hold the answer, say so.",
+            "You answer questions about documents indexed by docsym. Retrieve step by step with "
+            "the tools until you can answer, then answer briefly and cite each fact as (doc_id, "
+            "page_number, bbox). If the documents do not hold the answer, say so.",
             "",
-            TOOLS_OVERVIEW,
+            tools_overview(),
             PLANS,
             HINTS,
-            schema_text(store),
+            "Schema (DuckDB; * = encodable, also searchable; [] = a list; page_number 1-based; "
+            "bbox [x0, y0, x1, y1] in PDF points from the top-left). Every column's description, "
+            "the vector collections and the filter language: resource docsym://schema.",
+            schema.compact(),
             "",
             f"Question: {question}",
         ]

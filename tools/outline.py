@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
+from tools.results import ToolResult
+from tools.spec import Arguments, ToolSpec
 
 MAX_DEPTH = 10
 MAX_SECTIONS = 500
@@ -26,7 +29,7 @@ class OutlineNode(BaseModel):
     equations: int
 
 
-class Outline(BaseModel):
+class Outline(ToolResult):
     doc_id: str
     title: str | None
     page_count: int
@@ -124,3 +127,24 @@ def _counts_under_sections(nodes: list[tuple]) -> dict[str, dict[str, int]]:
             counts[ancestor][kind[node_type]] += 1
             ancestor = parent.get(ancestor)
     return counts
+
+
+DocId = Annotated[str, Field(description="From list_documents.", max_length=64)]
+
+
+class GetOutlineArgs(Arguments):
+    doc_id: DocId
+    depth: Annotated[int, Field(ge=1, le=MAX_DEPTH)] = 3
+
+
+GET_OUTLINE = ToolSpec(
+    name="get_outline",
+    summary="the section tree with page ranges and table/figure/equation counts.",
+    description=(
+        "A document's section tree: section ids, numbers, titles, page ranges and how many "
+        "tables, figures and equations sit under each section. Use the section_id or page "
+        "range to narrow run_sql or search filters (page_number >= a and page_number <= b)."
+    ),
+    arguments=GetOutlineArgs,
+    function=get_outline,
+)

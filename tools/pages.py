@@ -12,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
+from tools.results import ToolResult
+from tools.spec import Arguments, ToolSpec
 
 if TYPE_CHECKING:  # PyMuPDF loads on the first view_page: the server starts faster without it
     import pymupdf
@@ -37,7 +39,7 @@ HIGHLIGHT_RGB = (1.0, 0.0, 0.0)
 HIGHLIGHT_FILL_OPACITY = 0.25
 
 
-class PageImage(BaseModel):
+class PageImage(ToolResult):
     doc_id: str
     page_number: int
     bbox: list[float] = Field(description="Region rendered, clipped to the page. " + BBOX_HELP)
@@ -47,6 +49,16 @@ class PageImage(BaseModel):
     # Binary payload: the MCP layer sends it as image content, not inside the JSON.
     png: bytes = Field(exclude=True, repr=False)
     note: str | None = Field(default=None, description="What was adjusted, e.g. a lowered dpi.")
+
+    def to_markdown(self) -> str:
+        summary = (
+            f"doc {self.doc_id} page {self.page_number}, region {self.bbox}, "
+            f"{self.width_px}x{self.height_px} px at {self.dpi} dpi"
+        )
+        return summary + (f". {self.note}" if self.note else "")
+
+    def image_png(self) -> bytes | None:
+        return self.png
 
 
 def view_page(
@@ -210,3 +222,29 @@ def _same_box(rect: pymupdf.Rect, box: list[float]) -> bool:
 
 def _fmt(rect: pymupdf.Rect) -> str:
     return "[" + ", ".join(f"{v:g}" for v in (round(c, 2) for c in rect)) + "]"
+
+
+class ViewPageArgs(Arguments):
+    doc_id: Annotated[str, Field(description="From list_documents.", max_length=64)]
+    page_number: Annotated[int, Field(ge=1, le=100_000)]
+    bounding_box: Annotated[
+        list[float] | None, Field(description="[x0, y0, x1, y1] in PDF points")
+    ] = None
+    dpi: Annotated[int, Field(ge=MIN_DPI, le=MAX_DPI)] = 110
+    highlights: Annotated[
+        list[list[float]] | None, Field(description="boxes to draw", max_length=MAX_HIGHLIGHTS)
+    ] = None
+
+
+VIEW_PAGE = ToolSpec(
+    name="view_page",
+    summary="a PNG of a page or region, with boxes drawn on it.",
+    description=(
+        "A PNG of a PDF page, or of a region of it, to read a figure, table or equation as "
+        "printed. " + BBOX_HELP + " Pass the bbox of a search hit, table or figure as "
+        "bounding_box to crop, and boxes in highlights to mark them. dpi 36-300; images are "
+        "capped at 4 megapixels (dpi is lowered to fit, and the note says so)."
+    ),
+    arguments=ViewPageArgs,
+    function=view_page,
+)

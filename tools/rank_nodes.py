@@ -23,16 +23,28 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from indexer.entities import normalise_name
+from language.names import normalise_name
 from storage.store import Store
 from tools.errors import ToolError
 from tools.graph import EntityGraph, entity_graph, personalized_pagerank
+from tools.results import ToolResult, markdown_table, trimmed, with_note
 from tools.search import views_sql
-from tools.subtree import SUBTREE, SubtreeNode, fill_from_views, resolve_root
+from tools.spec import Arguments, ToolSpec
+from tools.subtree import (
+    SUBTREE,
+    DocId,
+    NodeId,
+    NodeTypes,
+    Section,
+    SubtreeNode,
+    fill_from_views,
+    resolve_root,
+)
 
 CRITERIA = ("graph", "text", "lexical")
 NODE_TYPES = ("section", "text", "table", "image", "equation")
@@ -65,7 +77,7 @@ class RankedNode(SubtreeNode):
     why: str
 
 
-class RankResult(BaseModel):
+class RankResult(ToolResult):
     query: str
     doc_id: str
     scope_node_id: str
@@ -74,6 +86,26 @@ class RankResult(BaseModel):
     scope_nodes: int
     nodes: list[RankedNode]
     note: str | None = None
+
+    def to_markdown(self) -> str:
+        head = (
+            f"{len(self.nodes)} of {self.scope_nodes} nodes under {self.scope_node_id}; "
+            f"seeds: {', '.join(self.seeds[:8]) or 'none'}"
+        )
+        rows = [
+            [
+                n.node_id,
+                n.node_type,
+                n.page_start,
+                f"{n.ref_table}:{n.ref_id}",
+                ", ".join(f"{k} {v:.3f}" for k, v in n.scores.items()),
+                n.why,
+                trimmed(n.text or n.title),
+            ]
+            for n in self.nodes
+        ]
+        header = ["node_id", "type", "page", "ref", "scores", "why", "text"]
+        return with_note(f"{head}\n\n{markdown_table(header, rows)}", self.note)
 
 
 def rank_nodes(
@@ -360,3 +392,33 @@ def _why(layer: int, best_on: list[str], ranks: dict[str, int]) -> str:
     if best_on:
         return f"{where}: best of its layer on {' and '.join(best_on)} ({placed})"
     return f"{where}: no node beats it on every criterion ({placed})"
+
+
+class RankNodesArgs(Arguments):
+    query: Annotated[str, Field(description="The question.", max_length=2000)]
+    doc_id: DocId
+    section: Section = None
+    node_id: NodeId = None
+    criteria: Annotated[
+        list[str] | None, Field(description="graph, text, lexical", max_length=3)
+    ] = None
+    node_types: NodeTypes = None
+    layers: Annotated[int, Field(ge=1, le=MAX_LAYERS)] = 1
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = 10
+
+
+RANK_NODES = ToolSpec(
+    name="rank_nodes",
+    summary="a document's or section's nodes on the Pareto frontier of graph (entity "
+    "PageRank), text and lexical relevance.",
+    description=(
+        "Rank the nodes of a document, or of one section (by number, id or title words) or "
+        "node, for a question: graph (personalized PageRank from the question's entities "
+        "over the entity graph, mapped to nodes), text (semantic similarity) and optionally "
+        "lexical (BM25). Returns the Pareto frontier (skyline) over the chosen criteria, "
+        "not a fixed top-k; layers=2 adds the next frontier. Each node says which scores "
+        "put it there. Then view_page or run_sql on the nodes you need."
+    ),
+    arguments=RankNodesArgs,
+    function=rank_nodes,
+)

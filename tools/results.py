@@ -11,20 +11,45 @@ MAX_RESULT_CHARS = 20_000
 MAX_CELL_CHARS = 2_000
 
 
-class TableResult(BaseModel):
+class ToolResult(BaseModel):
+    """What every tool returns: structured content (the model's fields) that also renders
+    itself as the markdown a model reads."""
+
+    def to_markdown(self) -> str:
+        raise NotImplementedError
+
+    def image_png(self) -> bytes | None:
+        """A picture to send along with the text (view_page); None for the rest."""
+        return None
+
+
+class TableResult(ToolResult):
     columns: list[str]
     rows: list[list[Any]]
     truncated: bool = False
     note: str | None = Field(default=None, description="What was cut and how to get the rest.")
 
     def to_markdown(self) -> str:
-        rule = "|" + "---|" * len(self.columns)
-        text = "\n".join([markdown_row(self.columns), rule, *map(markdown_row, self.rows)])
-        return f"{text}\n\n{self.note}" if self.note else text
+        return with_note(markdown_table(self.columns, self.rows), self.note)
 
 
 def markdown_row(values: list[Any]) -> str:
     return "| " + " | ".join(markdown_cell(v) for v in values) + " |"
+
+
+def with_note(text: str, note: str | None) -> str:
+    return f"{text}\n\n{note}" if note else text
+
+
+def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
+    """A GitHub markdown table; cells escaped by ``markdown_cell``."""
+    rule = "|" + "---|" * len(header)
+    return "\n".join([markdown_row(header), rule, *map(markdown_row, rows)])
+
+
+def trimmed(text: str | None, size: int = 200) -> str:
+    """Text for one cell of a listing, cut to ``size`` characters."""
+    return markdown_cell(text)[:size]
 
 
 def markdown_cell(value: Any) -> str:

@@ -6,14 +6,18 @@ row has one, its bounding box, so a client can cite it or view it.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 from pydantic import BaseModel, Field
 
 from storage.schema import encodable_columns, table
 from storage.store import EntryRow, Store
 from tools.errors import ToolError
-from tools.filters import parse_filter
+from tools.filters import OPERATORS_HELP, parse_filter
 from tools.fusion import fuse
+from tools.results import ToolResult, markdown_table, trimmed, with_note
+from tools.spec import Arguments, ToolSpec
 
 MAX_LIMIT = 100
 HIT_TEXT_CHARS = 700  # a hit's text is trimmed; fetch the row with run_sql for all of it
@@ -45,11 +49,27 @@ class SearchHit(BaseModel):
     sources: list[str] = Field(default_factory=list, description="collections that found it")
 
 
-class SearchResult(BaseModel):
+class SearchResult(ToolResult):
     query: str
     mode: str
     hits: list[SearchHit]
     note: str | None = None
+
+    def to_markdown(self) -> str:
+        rows = [
+            [
+                hit.rank,
+                f"{hit.score:.4f}",
+                f"{hit.table_name}.{hit.column_name}:{hit.primary_key}",
+                hit.doc_id,
+                hit.page_number,
+                hit.bbox,
+                trimmed(hit.text, 300),
+            ]
+            for hit in self.hits
+        ]
+        table_text = markdown_table(["#", "score", "view", "doc_id", "page", "bbox", "text"], rows)
+        return with_note(table_text, self.note)
 
 
 def vector_search(
@@ -83,14 +103,15 @@ def vector_search(
 def hybrid_search(
     store: Store,
     query: str,
-    views: list[tuple[str, str]] | None = None,
     filter: str = "",
     limit: int = 10,
+    views: list[str] | None = None,
     dense_collection: str = "minilm",
 ) -> SearchResult:
-    """BM25 and dense candidates over the chosen views, fused and re-ranked (tools.fusion)."""
+    """BM25 and dense candidates over the chosen views ('table.column'), fused and re-ranked
+    (tools.fusion)."""
     _check_query(query, limit)
-    chosen = list(views) if views else list(DEFAULT_VIEWS)
+    chosen = parse_views(views) or list(DEFAULT_VIEWS)
     for t, c in chosen:
         _views(t, c)
     where, params = _where(chosen, filter)
@@ -125,10 +146,10 @@ def _similarity_of_the_rest(
     return {i: float(s) for i, s in zip(missing, similarities, strict=True)}
 
 
-def parse_views(views: list[str] | None) -> list[tuple[str, str]] | None:
+def parse_views(views: list[str] | None) -> list[tuple[str, str]]:
     """['table_summaries.text'] -> [('table_summaries', 'text')], with a helpful refusal."""
     if not views:
-        return None
+        return []
     parsed = []
     for view in views:
         table_name, dot, column_name = view.partition(".")
@@ -231,3 +252,62 @@ def _with_bboxes(store: Store, hits: list[SearchHit]) -> list[SearchHit]:
         for hit in group:
             hit.bbox = boxes.get(hit.primary_key)
     return hits
+
+
+# -- the tools as clients see them --------------------------------------------------------------
+Query = Annotated[str, Field(description="Question or keywords.", max_length=2000)]
+Filter = Annotated[
+    str, Field(description="Filter expression (see the tool description); empty for none")
+]
+Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Hits to return.")]
+
+
+class VectorSearchArgs(Arguments):
+    query: Query
+    collection: Annotated[str, Field(description="bm25 or minilm")] = "minilm"
+    table_name: Annotated[str | None, Field(description="Encodable view's table")] = None
+    column_name: Annotated[str | None, Field(description="Encodable view's column")] = None
+    filter: Filter = ""
+    limit: Limit = 10
+
+
+class HybridSearchArgs(Arguments):
+    query: Query
+    filter: Filter = ""
+    limit: Limit = 10
+    views: Annotated[
+        list[str] | None,
+        Field(description="'table.column' encodable views; default: the usual ones", max_length=20),
+    ] = None
+
+
+VECTOR_SEARCH = ToolSpec(
+    name="vector_search",
+    summary="one collection ('bm25' or 'minilm') over one encodable view (tables.summary, ...).",
+    description=(
+        "Search ONE collection of the vector store: 'bm25' (keywords, FTS5) or 'minilm' "
+        "(semantic, all-MiniLM-L6-v2), optionally only one encodable view (table_name + "
+        "column_name, e.g. chunks.text, tables.caption) and a filter such as "
+        "doc_id == 'x' and page_number >= 3, or primary_key in ['a', 'b'] with keys found "
+        "by run_sql. Each hit gives table/column/primary key, doc_id, page_number and bbox.\n"
+        + OPERATORS_HELP
+    ),
+    arguments=VectorSearchArgs,
+    function=vector_search,
+)
+
+HYBRID_SEARCH = ToolSpec(
+    name="hybrid_search",
+    summary="the best first search: BM25 + semantic over passages, pages, titles, captions "
+    "and table summaries, re-ranked; views picks others, e.g. ['table_summaries.text'].",
+    description=(
+        "The best first search: BM25 and semantic candidates over chunks, pages, section "
+        "titles, table captions/summaries, figure captions and titles, re-ranked into one "
+        "list of rows. Same filter language as vector_search. views picks other encodable "
+        "views, e.g. ['table_summaries.text'] to land on one row or column of a large table "
+        "(HD-RAG's row/column summaries). Follow up with run_sql on the hit's table and "
+        "primary key for the full row."
+    ),
+    arguments=HybridSearchArgs,
+    function=hybrid_search,
+)

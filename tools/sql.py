@@ -10,12 +10,15 @@ queries that run past the time limit.
 from __future__ import annotations
 
 import threading
+from typing import Annotated
 
 import duckdb
+from pydantic import Field
 
-from storage.reader import IndexReader
+from storage.store import Store
 from tools.errors import ToolError
 from tools.results import TableResult, fit_rows, jsonable
+from tools.spec import Arguments, ToolSpec
 
 MAX_ROWS = 500
 DEFAULT_ROWS = 50
@@ -27,14 +30,14 @@ class SqlError(ToolError):
 
 
 def run_sql(
-    reader: IndexReader,
+    store: Store,
     sql: str,
     limit: int = DEFAULT_ROWS,
     timeout: float = TIMEOUT_SECONDS,
 ) -> TableResult:
     if not 1 <= limit <= MAX_ROWS:
         raise SqlError(f"limit must be between 1 and {MAX_ROWS}, got {limit}")
-    con = reader.connection()
+    con = store.sql()
     _check_statement(con, sql)
     timer = threading.Timer(timeout, con.interrupt)
     timer.start()
@@ -80,3 +83,26 @@ def _check_statement(con: duckdb.DuckDBPyConnection, sql: str) -> None:
             f"only read-only SELECT queries are allowed (got {kind.name}); the index cannot be "
             "modified, and files, extensions and settings are not reachable from SQL"
         )
+
+
+class RunSqlArgs(Arguments):
+    sql: Annotated[str, Field(description="One DuckDB SELECT statement.")]
+    limit: Annotated[int, Field(ge=1, le=MAX_ROWS, description="Maximum rows to return.")] = (
+        DEFAULT_ROWS
+    )
+
+
+RUN_SQL = ToolSpec(
+    name="run_sql",
+    summary="one DuckDB SELECT over the schema below: exact facts, counts, cells by header "
+    "path (list_contains(col_path, 'X')), ids for other tools.",
+    description=(
+        "Run ONE read-only DuckDB SELECT against the index and get rows back as a table. "
+        "The schema resource docsym://schema describes every table and column. Files, "
+        "extensions, settings and writes are refused. Results are capped (rows and ~5k "
+        "tokens); the note says when rows were cut. Tip: table cells are in table_cells "
+        "with row_path/col_path lists, e.g. WHERE list_contains(col_path, 'TREC')."
+    ),
+    arguments=RunSqlArgs,
+    function=run_sql,
+)

@@ -7,10 +7,14 @@ by type of everything that matched (so "how many tables are in section 5" is one
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from typing import Annotated
+
+from pydantic import BaseModel, Field
 
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
+from tools.results import ToolResult, markdown_table, trimmed, with_note
+from tools.spec import Arguments, ToolSpec
 
 NODE_TYPES = ("section", "text", "table", "image", "equation")
 # `sub`: the ids of the tree nodes under the node bound to the first ?, that node included.
@@ -48,13 +52,30 @@ class SubtreeNode(BaseModel):
     text: str | None = None
 
 
-class Subtree(BaseModel):
+class Subtree(ToolResult):
     doc_id: str
     root: SubtreeNode
     counts: dict[str, int]  # matching nodes by type, before limit/offset
     nodes: list[SubtreeNode]
     truncated: bool = False
     note: str | None = None
+
+    def to_markdown(self) -> str:
+        counts = ", ".join(f"{n} {t}" for t, n in sorted(self.counts.items()))
+        head = f"Under {self.root.title or self.root.node_id} ({self.root.node_id}): {counts}"
+        rows = [
+            [
+                n.node_id,
+                n.node_type,
+                n.page_start,
+                f"{n.ref_table}:{n.ref_id}",
+                n.bbox,
+                trimmed(n.text or n.title),
+            ]
+            for n in self.nodes
+        ]
+        listing = markdown_table(["node_id", "type", "page", "ref", "bbox", "text"], rows)
+        return with_note(f"{head}\n\n{listing}", self.note)
 
 
 def select_subtree(
@@ -187,3 +208,41 @@ def fill_from_views(con, nodes: list[SubtreeNode]) -> None:
         found = {r[0]: r[1:] for r in rows}
         for node in group:
             node.text, node.bbox = found.get(node.ref_id, (None, None))
+
+
+DocId = Annotated[str, Field(description="From list_documents.", max_length=64)]
+Section = Annotated[
+    str | None, Field(description="Number ('5', '3.2'), section_id or title words", max_length=200)
+]
+NodeId = Annotated[str | None, Field(description="A tree_nodes.node_id", max_length=100)]
+NodeTypes = Annotated[
+    list[str] | None, Field(description="section, text, table, image, equation", max_length=5)
+]
+
+
+class SelectSubtreeArgs(Arguments):
+    doc_id: DocId
+    section: Section = None
+    node_id: NodeId = None
+    node_types: NodeTypes = None
+    pages: Annotated[
+        list[int] | None, Field(description="[from, to]", min_length=2, max_length=2)
+    ] = None
+    limit: Annotated[int, Field(ge=1, le=MAX_NODES)] = 50
+    offset: Annotated[int, Field(ge=0)] = 0
+
+
+SELECT_SUBTREE = ToolSpec(
+    name="select_subtree",
+    summary="the nodes under a section, by type and page range, with counts (how many tables...).",
+    description=(
+        "The tree nodes under one section of a document (by number like '5' or '3.2', "
+        "section_id, or words of its title) or under a node_id, optionally only some "
+        "node_types (section, text, table, image, equation) and pages [from, to]. Returns "
+        "the nodes in document order with bounded text, bbox and ref_table/ref_id (use "
+        "get_table on a table's ref_id), plus counts by type of all matching nodes: "
+        "'how many tables in section 5' is one call."
+    ),
+    arguments=SelectSubtreeArgs,
+    function=select_subtree,
+)

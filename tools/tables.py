@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import re
 from html import escape
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
-from tools.results import MAX_RESULT_CHARS, markdown_row
+from tools.results import MAX_RESULT_CHARS, ToolResult, markdown_row, markdown_table
+from tools.spec import Arguments, ToolSpec
 
 FORMATS = ("markdown", "html", "cells")
 MAX_CELLS = 10_000
@@ -42,7 +43,7 @@ class HeaderNode(BaseModel):
     children: list[HeaderNode] = Field(default_factory=list)
 
 
-class TableView(BaseModel):
+class TableView(ToolResult):
     table_id: str
     doc_id: str
     page_number: int | None
@@ -68,6 +69,33 @@ class TableView(BaseModel):
     cells: list[dict[str, Any]] = Field(default_factory=list)
     truncated: bool = False
     note: str | None = Field(default=None, description="What was cut and how to get the rest.")
+
+    def to_markdown(self) -> str:
+        head = f"{self.label or self.table_id} (doc {self.doc_id}, page {self.page_number}, "
+        head += f"bbox {self.bbox}): {self.caption or ''}"
+        body = self.content or f"{len(self.cells)} cells in structured content"
+        return "\n\n".join(part for part in (head, body, self.note or "") if part)
+
+
+class CellLookup(ToolResult):
+    """The data cells lookup_cells found, best match first."""
+
+    table_id: str
+    cells: list[dict[str, Any]]
+
+    def to_markdown(self) -> str:
+        rows = [
+            [
+                c["cell_id"],
+                PATH_SEP.join(c["row_path"] or []),
+                PATH_SEP.join(c["col_path"] or []),
+                c["text"],
+                c["value"],
+                c["unit"],
+            ]
+            for c in self.cells
+        ]
+        return markdown_table(["cell_id", "row_path", "col_path", "text", "value", "unit"], rows)
 
 
 def get_table(
@@ -138,7 +166,7 @@ def lookup_cells(
     row_path_contains: list[str] | None = None,
     col_path_contains: list[str] | None = None,
     limit: int = 50,
-) -> list[dict[str, Any]]:
+) -> CellLookup:
     """Data cells whose row path and column path each contain every given label.
 
     A label matches a path when it is a case-insensitive substring of one of the path's labels,
@@ -154,7 +182,9 @@ def lookup_cells(
     found = rank_cells(data, row_labels, col_labels)
     if not found and data:
         raise NotFoundError(_no_match_message(table_id, data, row_labels, col_labels))
-    return [{"table_id": table_id, **cell} for cell in found[:limit]]
+    return CellLookup(
+        table_id=table_id, cells=[{"table_id": table_id, **cell} for cell in found[:limit]]
+    )
 
 
 def rank_cells(
@@ -377,3 +407,46 @@ def _no_match_message(
 def _listing(paths: list[str], limit: int = 40) -> str:
     shown = "; ".join(f"[{p}]" for p in paths[:limit])
     return shown + (f"; … {len(paths) - limit} more" if len(paths) > limit else "")
+
+
+TableId = Annotated[str, Field(description="A table_id, e.g. '<doc_id>-t0'.", max_length=100)]
+Labels = Annotated[list[str] | None, Field(max_length=10)]
+
+
+class GetTableArgs(Arguments):
+    table_id: TableId
+    format: Annotated[str, Field(description="markdown, html or cells")] = "markdown"
+    max_cells: Annotated[int, Field(ge=1, le=MAX_CELLS)] = 2000
+
+
+class LookupCellsArgs(Arguments):
+    table_id: TableId
+    row_path_contains: Labels = None
+    col_path_contains: Labels = None
+    limit: Annotated[int, Field(ge=1, le=MAX_LOOKUP)] = 50
+
+
+GET_TABLE = ToolSpec(
+    name="get_table",
+    summary="a table as markdown, HTML or cells with header paths.",
+    description=(
+        "A table by table_id (from hybrid_search hits on tables.* or run_sql on tables): as "
+        "markdown (multi-level headers joined with ' › '), html, or cells with row_path and "
+        "col_path. Large tables are cut by whole rows; the note gives the SQL for the rest."
+    ),
+    arguments=GetTableArgs,
+    function=get_table,
+)
+
+LOOKUP_CELLS = ToolSpec(
+    name="lookup_cells",
+    summary="the data cells at given row and column headers.",
+    description=(
+        "The data cells of a table under given headers: every label in row_path_contains "
+        "must occur in the cell's row path and every label in col_path_contains in its "
+        "column path (case-insensitive substrings), e.g. row ['Multi', 'BM25 + DPR'], col "
+        "['Top-100', 'TREC']. Returns value, unit, paths, page and bbox of each cell."
+    ),
+    arguments=LookupCellsArgs,
+    function=lookup_cells,
+)

@@ -13,9 +13,9 @@ import bisect
 import re
 
 from indexer.chunking import TextUnit, chunk_units
+from indexer.heading_numbers import split_heading_number
 from indexer.model import Chunk, Figure, ParsedDocument, Section, Table
 from indexer.office.blocks import BlockStream, Heading, ImageBlock, Paragraph, TableBlock
-from indexer.pdf.sections import _split_number
 from indexer.table_model import finish_table
 
 _TABLE_LABEL = re.compile(r"^(Table|Tab\.)\s*([A-Z]?\d+(?:\.\d+)*)", re.IGNORECASE)
@@ -43,7 +43,7 @@ def assemble(stream: BlockStream) -> ParsedDocument:
 def split_heading(text: str) -> tuple[str | None, str]:
     """(number, title) of a heading: "A.<tab>PURPOSE" -> ("A", "PURPOSE"); keyword headings
     ("CHAPTER 1 – INTRODUCTION", "ITEM 1A. RISK FACTORS") keep their whole text as title."""
-    kind, number, title = _split_number(text)
+    kind, number, title = split_heading_number(text)
     if kind == "letter" and not _LETTER_NUMBER.match(text.strip()):
         return None, _clean(text)
     return number, _clean(title)

@@ -18,7 +18,7 @@ import warnings
 from bs4 import BeautifulSoup, Tag, XMLParsedAsHTMLWarning
 
 from indexer.errors import ParseError
-from indexer.pdf.sections import _split_number
+from indexer.heading_numbers import split_heading_number
 
 _BOLD = re.compile(r"font-weight\s*:\s*(bold|bolder|[6-9]00)", re.IGNORECASE)
 _FONT_SIZE = re.compile(r"font-size\s*:\s*([\d.]+)\s*(pt|px)?", re.IGNORECASE)
@@ -115,7 +115,7 @@ def _font_size(block: Tag) -> float:
 
 
 def _rank(text: str) -> int:
-    kind, _, _ = _split_number(text)
+    kind, _, _ = split_heading_number(text)
     if kind == "part":
         return 1
     if kind in ("item", "chapter", "section"):

@@ -25,20 +25,10 @@ from dataclasses import dataclass
 
 import pymupdf
 
+from indexer.heading_numbers import LETTER, split_heading_number
 from indexer.model import BBox, Section, Table
 from indexer.pdf.layout import DocumentLayout, Line, PageLayout
 
-# "3", "3.2", "3.2.1." followed by the title.
-_DECIMAL = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+(\S.*)$")
-# "A", "A.1", "B.2.3" followed by the title (appendices).
-_LETTER = re.compile(r"^([A-Z](?:\.\d{1,2}){0,3})\.?\s+(\S.*)$")
-# Headings led by a keyword: "PART II", "Chapter 3", "ITEM 1A. RISK FACTORS", "Appendix B: Foo".
-_KEYWORD = re.compile(
-    r"^(part|chapter|item|section|appendix|annex)\s+([IVXLC]{1,6}|\d{1,3}[A-Z]?|[A-Z])\b(?!\.\d)"
-    r"[.:]?"
-    r"\s*(?:[-–—:]\s*)?(.*)$",
-    re.IGNORECASE,
-)
 # Hierarchy rank of keyword headings; decimal depth d ranks as d.
 _KEYWORD_RANK = {"part": 0.0, "chapter": 1.0, "item": 1.5, "section": 1.5}
 # Unnumbered headings that are headings wherever they stand (matched case-insensitively).
@@ -144,26 +134,6 @@ def _norm(text: str) -> str:
     return "".join(ch for ch in folded if ch.isalnum() and ch.isascii())
 
 
-def _split_number(text: str) -> tuple[str, str | None, str]:
-    """(kind, number, title) of a heading text; kind "unnumbered" when it has no number."""
-    text = text.strip()
-    match = _KEYWORD.match(text)
-    if match:
-        keyword = match.group(1).lower()
-        number = match.group(2)
-        rest = match.group(3).strip()
-        if keyword in ("appendix", "annex"):
-            return "letter" if number.isalpha() else keyword, number, rest or text
-        return keyword, number, text
-    match = _DECIMAL.match(text)
-    if match:
-        return "decimal", match.group(1), match.group(2).strip()
-    match = _LETTER.match(text)
-    if match:
-        return "letter", match.group(1), match.group(2).strip()
-    return "unnumbered", None, text
-
-
 def _number_tuple(kind: str, number: str) -> tuple[int, ...]:
     parts = number.split(".")
     if kind == "letter":
@@ -190,7 +160,7 @@ def _outline_headings(toc: list, layout: DocumentLayout) -> list[_Heading]:
         if page_number is None:
             continue  # dead bookmark: nothing in the document to attach it to
         title = " ".join(str(raw_title).split())
-        kind, number, bare_title = _split_number(title)
+        kind, number, bare_title = split_heading_number(title)
         if kind == "letter" and "." not in number and not letters_at.get(number):
             kind, number, bare_title = "unnumbered", None, title  # "A Survey of ..." is a title
         roman = _OUTLINE_ROMAN.match(title)
@@ -204,7 +174,7 @@ def _outline_headings(toc: list, layout: DocumentLayout) -> list[_Heading]:
             printed = " ".join(
                 line.text for line in page.lines if first.seq <= line.seq <= last.seq
             )
-            line_kind, line_number, line_title = _split_number(printed)
+            line_kind, line_number, line_title = split_heading_number(printed)
             if number is None:
                 # The outline often leaves out the number printed with the heading.
                 if line_kind in ("decimal", "letter") and _norm(line_title) == _norm(title):
@@ -251,7 +221,7 @@ def _outline_letter_evidence(toc: list) -> dict[str, bool]:
     leading: set[str] = set()
     dotted: set[str] = set()
     for entry in toc:
-        match = _LETTER.match(" ".join(str(entry[1]).split()))
+        match = LETTER.match(" ".join(str(entry[1]).split()))
         if match:
             number = match.group(1)
             (dotted if "." in number else leading).add(number.split(".")[0])
@@ -309,7 +279,7 @@ def _match_at(lines: list[Line], index: int, wanted: set[str]) -> tuple[float, L
     """How well the heading text starts at ``lines[index]``; and its last line."""
     line = lines[index]
     text = _norm(line.text)
-    core = _norm(_split_number(line.text)[2])
+    core = _norm(split_heading_number(line.text)[2])
     for target in wanted:
         if text == target or core == target:
             return 3.0 + _emphasis(line), line
@@ -437,7 +407,7 @@ def _heading_end(lines: list[Line], index: int) -> int:
             or not same_style
             or gap > 0.6 * first.size
             or current.text.endswith(".")
-            or _split_number(follower.text)[0] != "unnumbered"
+            or split_heading_number(follower.text)[0] != "unnumbered"
             or (follower.block != current.block and not _wrapped(current, lines))
         ):
             break
@@ -457,7 +427,7 @@ def _candidate(
     text: str, first: Line, last: Line, page: PageLayout, body_size: float
 ) -> _Heading | None:
     text = " ".join(text.split())
-    kind, number, title = _split_number(text)
+    kind, number, title = split_heading_number(text)
     words = title.split()
     if not _plausible_title(title, kind):
         return None

@@ -1,0 +1,62 @@
+"""The words of queries and passages as ranking sees them.
+
+Two tokenisers, for two consumers:
+- ``search_words``: what goes to the BM25 collection (FTS5 with the porter stemmer does the
+  stemming), each word quoted by the caller so no query syntax reaches MATCH;
+- ``tokens`` / ``query_terms``: lower-case, lightly stemmed words for the fusion features, where
+  the same stemmer must treat a question and a passage alike.
+
+Both drop a possessive 's first: "MuPDF's" is about mupdf, and a bare "s" would match every
+possessive in the index.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+MAX_SEARCH_WORDS = 64
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_TOKEN = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+
+STOPWORDS = frozenset(
+    """a about above after again all am an and any are as at be been before being below between
+    both but by can could did do does doing down during each few for from further had has have
+    having he her here hers him his how i if in into is it its itself just me more most my no nor
+    not now of off on once only or other our out over own same she should so some such than that
+    the their them then there these they this those through to too under until up very was we
+    were what when where which while who whom why will with would you your many much""".split()  # noqa: SIM905
+)
+
+
+def strip_possessives(text: str) -> str:
+    """'MuPDF's' -> 'MuPDF': the 's would otherwise be a search term of its own."""
+    return _POSSESSIVE.sub("", text)
+
+
+def search_words(query: str) -> list[str]:
+    """Distinct lower-case words of a free-text query, in order, at most MAX_SEARCH_WORDS."""
+    words = _WORD.findall(strip_possessives(query))
+    return list(dict.fromkeys(w.lower() for w in words))[:MAX_SEARCH_WORDS]
+
+
+def tokens(text: str) -> list[str]:
+    """Every word of ``text``, lower-cased and stemmed, in order (stopwords kept)."""
+    return [stem(t) for t in _TOKEN.findall(strip_possessives(text.lower()))]
+
+
+def query_terms(query: str) -> list[str]:
+    """The distinct stemmed words of a question that are not stopwords, in order."""
+    words = [w for w in _TOKEN.findall(strip_possessives(query.lower())) if w not in STOPWORDS]
+    return list(dict.fromkeys(stem(w) for w in words))
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light, symmetric suffix stripper: enough to match 'encoders'/'encoder', 'tasks'/'task'."""
+    for suffix in ("'s", "ies", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word

@@ -1,0 +1,97 @@
+"""Every ``DOCSYM_*`` setting, its default and what it does: read from the environment once.
+
+It lives in ``storage/``, the lowest layer that needs a setting, so the indexer, the tools, the
+server and the CLI all read the same object. Command-line options override these per run
+(``--index``, ``--model``, ``--token``). The README's configuration table is printed from this
+model (``docsym settings``) and a test keeps the two equal.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "DOCSYM_"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    index: Path = Field(
+        default=Path(".docsym"),
+        description="Index directory used when a command gets no --index.",
+    )
+    publish_seconds: float = Field(
+        default=30.0,
+        ge=0,
+        description="How often a running `docsym index` publishes committed documents to readers.",
+    )
+    model: str = Field(
+        default="all-MiniLM-L6-v2",
+        description="Embedding model: the packaged all-MiniLM-L6-v2, a local "
+        "sentence-transformers folder, or a model already in the Hugging Face cache.",
+    )
+    encoder: Literal["onnx", "onnx-int8", "torch"] = Field(
+        default="onnx",
+        description="How the model runs: ONNX Runtime (fp32), its int8 model, or "
+        "sentence-transformers on torch.",
+    )
+    cache: Path = Field(
+        default=Path("~/.cache/docsym"),
+        description="Where the model's one-time ONNX export is kept.",
+    )
+    token: SecretStr | None = Field(
+        default=None,
+        description="`docsym serve --transport http`: require `Authorization: Bearer TOKEN`.",
+    )
+    llm_base_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible endpoint (e.g. http://127.0.0.1:8080/v1) that writes "
+        "the tldr and section summaries; extractive summaries without it.",
+    )
+    llm_model: str | None = Field(
+        default=None, description="Model name sent to that endpoint (needed with the URL)."
+    )
+    llm_api_key: SecretStr | None = Field(
+        default=None, description="Bearer key for that endpoint, if it needs one."
+    )
+    llm_timeout: float = Field(
+        default=30.0, gt=0, description="Seconds to wait for each answer of that endpoint."
+    )
+
+
+class SettingsError(ValueError):
+    """A DOCSYM_* variable holds a value docsym cannot use; the message names it."""
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The settings of this process, read from the environment on first use."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{ENV_PREFIX}{'.'.join(map(str, e['loc'])).upper()}: {e['msg']} (got {e['input']!r})"
+            for e in exc.errors(include_url=False)
+        )
+        raise SettingsError(problems) from None
+
+
+def reload_settings() -> Settings:
+    """Read the environment again: each CLI command starts from what it finds there."""
+    get_settings.cache_clear()
+    return get_settings()
+
+
+def settings_table() -> str:
+    """The settings as the markdown table the README shows."""
+    lines = ["| variable | default | what it does |", "|---|---|---|"]
+    for name, field in Settings.model_fields.items():
+        default = field.get_default()
+        shown = "unset" if default is None else f"`{default}`"
+        lines.append(f"| `{ENV_PREFIX}{name.upper()}` | {shown} | {field.description} |")
+    return "\n".join(lines)

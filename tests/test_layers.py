@@ -1,0 +1,98 @@
+"""The layer rule, enforced: data flows one way and no module reaches into another's private names.
+
+    language/  <-  storage/  <-  indexer/
+                             <-  tools/  <-  mcp_server/  <-  docsym/ (CLI)
+
+Every import in every module of a package is read from its source (top-level and function-level
+alike), so a wrong-way import fails here before it can grow into a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+# What each package may import from the project, besides itself.
+ALLOWED: dict[str, set[str]] = {
+    "language": set(),
+    "storage": {"language"},
+    "indexer": {"language", "storage"},
+    "tools": {"language", "storage"},
+    "mcp_server": {"language", "storage", "tools"},
+    "docsym": {"language", "storage", "indexer", "tools", "mcp_server"},
+}
+
+
+def _modules(package: str) -> list[Path]:
+    return sorted((REPO / package).rglob("*.py"))
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, imported module, names taken from it) for every import statement in the file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name, []) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module, [alias.name for alias in node.names]))
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_imports_follow_the_layers(package: str) -> None:
+    project = set(ALLOWED)
+    wrong = []
+    for path in _modules(package):
+        for line, module, _ in _imports(path):
+            top = module.split(".")[0]
+            if top in project and top != package and top not in ALLOWED[package]:
+                wrong.append(f"{path.relative_to(REPO)}:{line} imports {module}")
+    assert not wrong, f"{package}/ may import only {sorted(ALLOWED[package])}: " + "; ".join(wrong)
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_no_private_names_from_other_modules(package: str) -> None:
+    wrong = []
+    for path in _modules(package):
+        here = _module_name(path)
+        for line, module, names in _imports(path):
+            if module.split(".")[0] not in ALLOWED or module == here:
+                continue
+            private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+            if private:
+                wrong.append(f"{path.relative_to(REPO)}:{line} takes {private} from {module}")
+    assert not wrong, "; ".join(wrong)
+
+
+@pytest.mark.parametrize("package", ["language", "storage", "indexer", "tools"])
+def test_only_the_server_speaks_mcp(package: str) -> None:
+    """tools/ are plain functions: the CLI, the tests and the server share them without MCP."""
+    wrong = [
+        f"{path.relative_to(REPO)}:{line} imports {module}"
+        for path in _modules(package)
+        for line, module, _ in _imports(path)
+        if module.split(".")[0] in ("mcp", "mcp_types")
+    ]
+    assert not wrong, "; ".join(wrong)
+
+
+def test_the_rule_sees_a_wrong_way_import(tmp_path: Path) -> None:
+    """The checker itself: an upward import and a private name are both found."""
+    module = tmp_path / "bad.py"
+    module.write_text(
+        "from tools.search import hybrid_search\n"
+        "def f():\n    from indexer.pdf.sections import _norm\n"
+    )
+    assert _imports(module) == [
+        (1, "tools.search", ["hybrid_search"]),
+        (3, "indexer.pdf.sections", ["_norm"]),
+    ]

@@ -1,0 +1,53 @@
+"""One settings model for every DOCSYM_* variable, and the README's table printed from it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from pydantic import ValidationError
+
+from docsym.cli import main
+from storage.settings import ENV_PREFIX, Settings, settings_table
+from tests.conftest import REPO
+
+# Read by the test suite only (tests/conftest.py), documented in the README's test section.
+TEST_ONLY = {"DOCSYM_CORPUS", "DOCSYM_DEV_QA"}
+SOURCES = ("language", "storage", "indexer", "tools", "mcp_server", "docsym")
+
+
+def test_readme_configuration_table_is_the_settings_model() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert settings_table() in readme, "README's configuration table: paste `docsym settings`"
+
+
+def test_every_docsym_variable_in_the_code_is_a_setting() -> None:
+    settings = {f"{ENV_PREFIX}{name.upper()}" for name in Settings.model_fields}
+    used = set()
+    for package in SOURCES:
+        for path in (REPO / package).rglob("*.py"):
+            used |= set(re.findall(r"\bDOCSYM_[A-Z_]+\b", path.read_text()))
+    assert used - TEST_ONLY <= settings, f"not in the settings model: {used - settings}"
+
+
+def test_environment_is_read_with_types_and_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCSYM_PUBLISH_SECONDS", "2.5")
+    monkeypatch.setenv("DOCSYM_ENCODER", "onnx-int8")
+    monkeypatch.setenv("DOCSYM_TOKEN", "s3cret")
+    settings = Settings()
+    assert settings.publish_seconds == 2.5 and settings.encoder == "onnx-int8"
+    assert "s3cret" not in repr(settings)  # secrets stay out of logs and tracebacks
+    monkeypatch.setenv("DOCSYM_ENCODER", "gpu")
+    with pytest.raises(ValidationError, match="encoder"):
+        Settings()
+
+
+def test_cli_prints_the_settings_and_refuses_a_bad_one(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(["settings"]) == 0
+    assert "| `DOCSYM_INDEX` |" in capsys.readouterr().out
+    monkeypatch.setenv("DOCSYM_PUBLISH_SECONDS", "soon")
+    assert main(["status", "--index", "/nonexistent"]) == 2
+    error = capsys.readouterr().err
+    assert "DOCSYM_PUBLISH_SECONDS" in error and "Traceback" not in error
