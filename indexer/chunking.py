@@ -4,6 +4,9 @@ all-MiniLM-L6-v2 reads at most 256 word pieces (special tokens included) and sil
 rest, so chunk sizes are measured with the model's own tokenizer (the fast ``tokenizers`` library,
 no torch). Sentences are packed greedily up to ``target`` word pieces; a sentence longer than the
 window is split at word boundaries so that nothing is ever truncated.
+
+Every sentence (a ``Piece``) keeps where it came from: its character span in its unit's text and
+in its chunk's text, so ``indexer.sentences`` can give it the page box of its lines.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
+from indexer.model import BBox
 from language.sentences import split_sentences
 
 MAX_TOKENS = 256  # the model's window, [CLS] and [SEP] included
@@ -21,12 +25,37 @@ TARGET_TOKENS = 200  # leave room so a chunk is a few sentences, not a wall
 SPECIAL_TOKENS = 2
 
 
+@dataclass(frozen=True, slots=True)
+class LineSpan:
+    """Where one printed line of a unit is: its characters in the unit's text, and its box."""
+
+    start: int
+    end: int
+    page: int
+    bbox: BBox
+
+
 @dataclass(slots=True)
 class TextUnit:
-    """A paragraph (or any run of text) and the page it starts on."""
+    """A paragraph (or any run of text) and the page it starts on; PDFs add its lines."""
 
     text: str
     page: int
+    lines: tuple[LineSpan, ...] = ()
+
+
+@dataclass(slots=True)
+class Piece:
+    """A sentence, or a window-sized part of an over-long one, and where it sits: ``start`` and
+    ``end`` in its unit's text, ``chunk_start`` and ``chunk_end`` in its chunk's text."""
+
+    text: str
+    unit: int  # position of its unit in the list given to chunk_units
+    start: int
+    end: int
+    tokens: int  # word pieces without the special tokens
+    chunk_start: int = 0
+    chunk_end: int = 0
 
 
 @dataclass(slots=True)
@@ -35,6 +64,7 @@ class ChunkText:
     page_start: int
     page_end: int
     token_count: int
+    pieces: list[Piece]
 
 
 @lru_cache(maxsize=1)
@@ -59,48 +89,73 @@ def count_tokens(texts: list[str]) -> list[int]:
 
 def chunk_units(units: list[TextUnit], target: int = TARGET_TOKENS) -> list[ChunkText]:
     """Pack the sentences of ``units`` into chunks of at most ``target`` word pieces."""
-    sentences: list[tuple[str, int]] = [
-        (s, unit.page) for unit in units for s in split_sentences(unit.text)
+    sentences = [
+        (text, n, start) for n, unit in enumerate(units) for text, start in locate(unit.text)
     ]
     if not sentences:
         return []
-    costs = count_tokens([s for s, _ in sentences])
-    pieces: list[tuple[str, int, int]] = []  # (text, page, word pieces without specials)
-    for (sentence, page), cost in zip(sentences, costs, strict=True):
+    costs = count_tokens([text for text, _, _ in sentences])
+    pieces: list[Piece] = []
+    for (sentence, unit, start), cost in zip(sentences, costs, strict=True):
         if cost > target:
-            pieces.extend((part, page, n) for part, n in _split_long(sentence, target))
+            for part, part_start, n in _split_long(sentence, target):
+                at = start + part_start
+                pieces.append(Piece(part, unit, at, at + len(part), n))
         else:
-            pieces.append((sentence, page, cost - SPECIAL_TOKENS))
-    return _pack(pieces, target)
+            pieces.append(
+                Piece(sentence, unit, start, start + len(sentence), cost - SPECIAL_TOKENS)
+            )
+    return _pack(pieces, [unit.page for unit in units], target)
 
 
-def _pack(pieces: list[tuple[str, int, int]], target: int) -> list[ChunkText]:
+def locate(text: str) -> list[tuple[str, int]]:
+    """The sentences of ``text`` with the offset each starts at. Sentences are substrings of
+    the text (the splitter only drops the whitespace between them)."""
+    located: list[tuple[str, int]] = []
+    cursor = 0
+    for sentence in split_sentences(text):
+        at = text.find(sentence, cursor)
+        if at < 0:  # joined abbreviation pieces with other spacing: keep the running position
+            at = cursor
+        located.append((sentence, at))
+        cursor = at + len(sentence)
+    return located
+
+
+def _pack(pieces: list[Piece], pages: list[int], target: int) -> list[ChunkText]:
     chunks: list[ChunkText] = []
-    current: list[tuple[str, int, int]] = []
+    current: list[Piece] = []
     budget = target - SPECIAL_TOKENS
     used = 0
     for piece in pieces:
         # A chunk stays on one page (a sentence running over a page break ends it), so every
         # chunk cites exactly one page.
-        if current and (used + piece[2] > budget or piece[1] != current[0][1]):
-            chunks.append(_finish(current))
+        if current and (
+            used + piece.tokens > budget or pages[piece.unit] != pages[current[0].unit]
+        ):
+            chunks.append(_finish(current, pages))
             current, used = [], 0
         current.append(piece)
-        used += piece[2]
+        used += piece.tokens
     if current:
-        chunks.append(_finish(current))
+        chunks.append(_finish(current, pages))
     return chunks
 
 
-def _finish(pieces: list[tuple[str, int, int]]) -> ChunkText:
-    text = " ".join(p[0] for p in pieces)
+def _finish(pieces: list[Piece], pages: list[int]) -> ChunkText:
+    offset = 0
+    for piece in pieces:
+        piece.chunk_start, piece.chunk_end = offset, offset + len(piece.text)
+        offset = piece.chunk_end + 1
+    text = " ".join(p.text for p in pieces)
     # Joining can merge word pieces across boundaries; count the real text so the number is exact.
     (tokens,) = count_tokens([text])
-    return ChunkText(text, pieces[0][1], pieces[-1][1], tokens)
+    return ChunkText(text, pages[pieces[0].unit], pages[pieces[-1].unit], tokens, pieces)
 
 
-def _split_long(sentence: str, target: int) -> list[tuple[str, int]]:
-    """Split an over-long sentence at word boundaries into parts of at most ``target`` pieces."""
+def _split_long(sentence: str, target: int) -> list[tuple[str, int, int]]:
+    """Split an over-long sentence at word boundaries into parts of at most ``target`` pieces:
+    (part, offset of the part in the sentence, word pieces)."""
     words = sentence.split()
     costs = count_tokens(words)
     parts: list[tuple[str, int]] = []
@@ -119,7 +174,14 @@ def _split_long(sentence: str, target: int) -> list[tuple[str, int]]:
         used += cost
     if current:
         parts.append((" ".join(current), used))
-    return parts
+    located = []
+    cursor = 0
+    for part, n in parts:
+        at = sentence.find(part, cursor)
+        at = cursor if at < 0 else at  # words were rejoined by single spaces
+        located.append((part, at, n))
+        cursor = at + len(part)
+    return located
 
 
 def _split_word(word: str, budget: int) -> list[tuple[str, int]]:

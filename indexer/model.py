@@ -30,6 +30,7 @@ class Page(BaseModel):
     height: float | None
     text: str
     has_text: bool
+    label: str | None = None  # the page's own label or printed number ("iv", "24"), if any
 
 
 class Section(BaseModel):
@@ -113,6 +114,20 @@ class Chunk(BaseModel):
     page_end: int | None
     token_count: int  # word pieces of the embedding model, special tokens included
     seq: int = 0  # reading-order position of its first line
+    bbox: BBox | None = None  # the union of its sentences' boxes (PDF)
+
+
+class Sentence(BaseModel):
+    """A sentence of a chunk (a part of one, where a page break or the window cut it)."""
+
+    ordinal: int  # position in document order
+    chunk: int  # ordinal of its chunk
+    start: int  # character span in the chunk's text
+    end: int
+    text: str
+    page_number: int | None
+    bbox: BBox | None  # the union of its lines' boxes on that page (PDF)
+    continued: bool = False  # goes on in the next sentence (cut by a page or column break)
 
 
 class ParsedDocument(BaseModel):
@@ -125,4 +140,5 @@ class ParsedDocument(BaseModel):
     equations: list[Equation] = Field(default_factory=list)
     references: list[Reference] = Field(default_factory=list)
     chunks: list[Chunk] = Field(default_factory=list)
+    sentences: list[Sentence] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)

@@ -22,12 +22,8 @@ import numpy as np
 
 from indexer.model import Figure, ParsedDocument, Table
 from language.sentences import split_sentences
+from storage.llm import ChatClient, LlmError, chat_client
 from storage.settings import Settings
-
-try:
-    import httpx
-except ImportError:  # the environment ships httpx's successor (a dependency of mcp) instead
-    import httpx2 as httpx
 
 PAGE_SENTENCES, PAGE_CHARS = 3, 600
 SECTION_SENTENCES, SECTION_CHARS = 3, 600
@@ -443,10 +439,6 @@ def summarise_figure(
 # --- LLM summariser ---------------------------------------------------------------------------
 
 
-class LlmError(RuntimeError):
-    """The LLM endpoint could not produce a summary."""
-
-
 _SYSTEM_PROMPT = (
     "You write short factual summaries for a document search index. Keep the key terms, names, "
     "methods and numbers of the text. Answer with the summary only, in plain prose."
@@ -465,50 +457,28 @@ class LlmSummariser:
     max_tokens: int = 200
 
     def summarise(self, text: str, max_sentences: int = 3, max_chars: int = 600) -> str:
-        url = self.base_url.rstrip("/") + "/chat/completions"
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        body = {
-            "model": self.model,
-            "temperature": 0,
-            "max_tokens": self.max_tokens,
-            "messages": [
-                {"role": "system", "content": _SYSTEM_PROMPT},
-                {
-                    "role": "user",
-                    "content": f"Summarise in at most {max_sentences} sentences:\n\n"
-                    + trim_to(text, _LLM_INPUT_CHARS),
-                },
-            ],
-        }
-        try:
-            response = httpx.post(url, json=body, headers=headers, timeout=self.timeout)
-        except httpx.HTTPError as error:
-            raise LlmError(f"LLM request to {url} failed: {error!r}") from error
-        if response.status_code != 200:
-            raise LlmError(
-                f"LLM endpoint {url} answered HTTP {response.status_code}: {response.text[:200]}"
-            )
-        try:
-            content = response.json()["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as error:
-            raise LlmError(f"LLM endpoint {url} sent an unexpected answer: {error!r}") from error
-        summary = normalise_text(content or "")
+        client = ChatClient(self.base_url, self.model, self.api_key, self.timeout)
+        messages = [
+            {"role": "system", "content": _SYSTEM_PROMPT},
+            {
+                "role": "user",
+                "content": f"Summarise in at most {max_sentences} sentences:\n\n"
+                + trim_to(text, _LLM_INPUT_CHARS),
+            },
+        ]
+        summary = normalise_text(client.complete(messages, 0.0, self.max_tokens))
         if not summary:
-            raise LlmError(f"LLM endpoint {url} sent an empty summary")
+            raise LlmError(f"LLM endpoint {self.base_url} sent an empty summary")
         return trim_to(summary, max_chars)
 
 
 def summariser_from_settings(settings: Settings) -> LlmSummariser | None:
     """The LLM summariser configured by ``DOCSYM_LLM_BASE_URL`` and ``DOCSYM_LLM_MODEL`` (plus
     the optional ``DOCSYM_LLM_API_KEY`` and ``DOCSYM_LLM_TIMEOUT`` seconds), or None."""
-    base_url = (settings.llm_base_url or "").strip()
-    model = (settings.llm_model or "").strip()
-    if not base_url or not model:
+    client = chat_client(settings)
+    if client is None:
         return None
-    key = settings.llm_api_key.get_secret_value().strip() if settings.llm_api_key else ""
-    return LlmSummariser(
-        base_url=base_url, model=model, api_key=key or None, timeout=settings.llm_timeout
-    )
+    return LlmSummariser(client.base_url, client.model, client.api_key, client.timeout)
 
 
 class _LlmWithFallback:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from indexer.model import BBox, Table, TableCell
 from indexer.table_model import is_data_text, is_year
+from storage.boxes import union
 
 PATH_SEP = " › "
 MAX_CHARS = 480  # about 150 word pieces: one pass of the embedding model, no averaging
@@ -50,7 +51,7 @@ def summarise_rows_and_columns(table: Table, max_chars: int = MAX_CHARS) -> list
     for axis in ("row", "col"):
         for ordinal, (path, cells) in enumerate(_groups(data, axis)[:MAX_PER_AXIS]):
             text = _summary_text(title, axis, path, cells, max_chars)
-            bbox = _union([c.bbox for c in cells]) or table.bbox
+            bbox = union([c.bbox for c in cells]) or table.bbox
             out.append(TableSummary(axis, ordinal, len(path), path, text, cells, bbox))
     return out
 
@@ -156,15 +157,3 @@ def _trim(text: str, limit: int) -> str:
     cut = text[: limit - 1]
     cut = re.sub(r"\s+\S*$", "", cut) or cut
     return cut.rstrip(" ,;:") + "…"
-
-
-def _union(boxes: list[BBox | None]) -> BBox | None:
-    present = [b for b in boxes if b is not None]
-    if not present:
-        return None
-    return (
-        min(b[0] for b in present),
-        min(b[1] for b in present),
-        max(b[2] for b in present),
-        max(b[3] for b in present),
-    )

@@ -17,6 +17,7 @@ from indexer.summaries import DocumentSummaries
 from indexer.table_model import table_to_html
 from indexer.table_summaries import summarise_rows_and_columns
 from indexer.tree import build_tree
+from storage.boxes import union
 from storage.rows import DocumentRows
 from storage.schema import (
     ChunkRow,
@@ -26,6 +27,7 @@ from storage.schema import (
     PageRow,
     ReferenceRow,
     SectionRow,
+    SentenceRow,
     TableCellRow,
     TableRow,
     TableSummaryRow,
@@ -56,6 +58,7 @@ def build_rows(
             *_page_rows(doc_id, parsed, summaries),
             *_section_rows(doc_id, parsed, summaries),
             *_chunk_rows(doc_id, parsed),
+            *_sentence_rows(doc_id, parsed),
             *_image_rows(doc_id, parsed, locate, summaries),
             *_equation_rows(doc_id, parsed, locate),
             *_reference_rows(doc_id, parsed),
@@ -89,9 +92,7 @@ def _document_row(facts: FileFacts, parsed: ParsedDocument, tldr: str | None) ->
     )
 
 
-def _page_rows(
-    doc_id: str, parsed: ParsedDocument, summaries: DocumentSummaries
-) -> list[PageRow]:
+def _page_rows(doc_id: str, parsed: ParsedDocument, summaries: DocumentSummaries) -> list[PageRow]:
     return [
         PageRow(
             page_id=f"{doc_id}-p{p.number}",
@@ -102,6 +103,7 @@ def _page_rows(
             text=p.text,
             has_text=p.has_text,
             summary=summaries.pages.get(p.number),
+            label=p.label,
         )
         for p in parsed.pages
     ]
@@ -110,6 +112,7 @@ def _page_rows(
 def _section_rows(
     doc_id: str, parsed: ParsedDocument, summaries: DocumentSummaries
 ) -> list[SectionRow]:
+    boxes = _section_boxes(parsed)
     return [
         SectionRow(
             section_id=section_id(doc_id, s.ordinal),
@@ -125,9 +128,28 @@ def _section_rows(
             page_end=s.page_end,
             bbox=_box(s.bbox),
             source=s.source,
+            boxes=boxes.get(s.ordinal),
         )
         for s in parsed.sections
     ]
+
+
+def _section_boxes(parsed: ParsedDocument) -> dict[int, list[list[float]]]:
+    """section ordinal -> [page, x0, y0, x1, y1] per page its heading and own chunks cover."""
+    section_of = {c.ordinal: c.section for c in parsed.chunks}
+    parts: dict[int, dict[int, list[BBox]]] = {}
+    for s in parsed.sections:
+        if s.bbox is not None and s.page_start is not None:
+            parts.setdefault(s.ordinal, {}).setdefault(s.page_start, []).append(s.bbox)
+    for sentence in parsed.sentences:
+        section = section_of.get(sentence.chunk)
+        if section is not None and sentence.bbox is not None and sentence.page_number:
+            by_page = parts.setdefault(section, {})
+            by_page.setdefault(sentence.page_number, []).append(sentence.bbox)
+    return {
+        section: [[page, *_box(union(boxes))] for page, boxes in sorted(by_page.items())]
+        for section, by_page in parts.items()
+    }
 
 
 def _chunk_rows(doc_id: str, parsed: ParsedDocument) -> list[ChunkRow]:
@@ -141,9 +163,33 @@ def _chunk_rows(doc_id: str, parsed: ParsedDocument) -> list[ChunkRow]:
             page_number=c.page_number,
             page_end=c.page_end,
             token_count=c.token_count,
+            bbox=_box(c.bbox),
         )
         for c in parsed.chunks
     ]
+
+
+def _sentence_rows(doc_id: str, parsed: ParsedDocument) -> list[SentenceRow]:
+    section_of = {c.ordinal: c.section for c in parsed.chunks}
+    rows = []
+    for s in parsed.sentences:
+        section = section_of.get(s.chunk)
+        rows.append(
+            SentenceRow(
+                sentence_id=f"{doc_id}-x{s.ordinal}",
+                doc_id=doc_id,
+                chunk_id=f"{doc_id}-c{s.chunk}",
+                section_id=None if section is None else section_id(doc_id, section),
+                ordinal=s.ordinal,
+                text=s.text,
+                char_start=s.start,
+                char_end=s.end,
+                page_number=s.page_number,
+                bbox=_box(s.bbox),
+                continued=s.continued,
+            )
+        )
+    return rows
 
 
 def _image_rows(

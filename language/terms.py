@@ -31,6 +31,25 @@ STOPWORDS = frozenset(
 )
 
 
+_GREEK_NAMES = (
+    "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+    "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi",
+    "psi", "omega",
+)  # fmt: skip
+_GREEK = str.maketrans(
+    {
+        letter: f" {name} "
+        for lower, name in zip("αβγδεζηθικλμνξοπρστυφχψω", _GREEK_NAMES, strict=True)
+        for letter in (lower, lower.upper())
+    }
+)
+
+
+def spell_greek(text: str) -> str:
+    """'λ = 1.1' -> ' lambda  = 1.1': papers print the letter, questions spell its name."""
+    return text.translate(_GREEK)
+
+
 def strip_possessives(text: str) -> str:
     """'MuPDF's' -> 'MuPDF': the 's would otherwise be a search term of its own."""
     return _POSSESSIVE.sub("", text)
@@ -45,6 +64,17 @@ def search_words(query: str) -> list[str]:
 def tokens(text: str) -> list[str]:
     """Every word of ``text``, lower-cased and stemmed, in order (stopwords kept)."""
     return [stem(t) for t in _TOKEN.findall(strip_possessives(text.lower()))]
+
+
+def word_forms(text: str) -> set[str]:
+    """Every word of ``text`` as ``tokens`` stems it and as its plain singular ('titles' ->
+    'titl' and 'title'), so that either form of a word meets the other."""
+    raw = _TOKEN.findall(strip_possessives(text.lower()))
+    return {stem(w) for w in raw} | {_singular(w) for w in raw}
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
 
 
 def query_terms(query: str) -> list[str]:

@@ -156,6 +156,17 @@ def _add_prompts(server: MCPServer, store: Store) -> None:
         return guide.agent_prompt(question, store)
 
     @server.prompt(
+        name="compile_question",
+        description=(
+            "Rewrite a multi-part or multi-hop question as a query-compiler expression "
+            "(QCompiler's grammar: '+' independent parts, '*' dependent parts with "
+            "{placeholders}), with worked examples; then compile_query and run_plan."
+        ),
+    )
+    def compile_question(question: str) -> str:
+        return guide.compile_prompt(question)
+
+    @server.prompt(
         name="recap",
         description=(
             "Answer a question about table data with RECAP: Restate, Extract (cells with ids), "

@@ -86,6 +86,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
         reindex=True,
     ),
+    Migration(
+        3,
+        "citable evidence: sentences with page boxes, chunk and section boxes, page labels",
+        (
+            CreateTable("sentences"),
+            AddColumn("chunks", "bbox"),
+            AddColumn("sections", "boxes"),
+            AddColumn("pages", "label"),
+        ),
+        reindex=True,
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -88,6 +88,12 @@ class PageRow(Row):
     text: Annotated[str | None, Col("Text of the page in reading order.", encodable=True)]
     has_text: Annotated[bool | None, Col("False when the page has no text layer (a scan).")]
     summary: Annotated[str | None, Col("Extractive summary of the page.", encodable=True)]
+    label: Annotated[
+        str | None,
+        Col(
+            "The page's own label (the PDF's page labels, e.g. 'iv' or 'A-3'), else the page number printed on it, else NULL. It differs from page_number where covers or front matter are unnumbered: cite 'page 26 (printed 24)'."
+        ),
+    ]
 
 
 @view(
@@ -123,6 +129,12 @@ class SectionRow(Row):
             "Where the heading came from: 'outline' (the PDF's bookmarks), 'layout' (fonts and numbering, bold text in HTML) or 'markup' (heading styles and tags of DOCX, HTML, Markdown; slide titles; sheet names)."
         ),
     ]
+    boxes: Annotated[
+        list[list[float]] | None,
+        Col(
+            f"One [page_number, x0, y0, x1, y1] per page the heading and the section's own text cover ({BBOX_NOTE}); NULL without positions (DOCX, HTML, Markdown)."
+        ),
+    ]
 
 
 @view(
@@ -141,6 +153,40 @@ class ChunkRow(Row):
     page_end: Annotated[int | None, Col("Page where the chunk ends (1-based).")]
     token_count: Annotated[
         int | None, Col("Word pieces of the embedding model, special tokens included.")
+    ]
+    bbox: Annotated[
+        list[float] | None,
+        box(
+            "the chunk's lines on its page (the union of its sentences' boxes; NULL without positions)"
+        ),
+    ]
+
+
+@view(
+    "sentences",
+    "Every sentence of the chunks, with where it is printed: its page and the bounding box of its lines. Cite a fact by the box of the sentence that states it; read_passage reads around it.",
+    "each sentence of the chunks with its page and bbox",
+    indexes=("doc_id", "chunk_id"),
+)
+class SentenceRow(Row):
+    sentence_id: Annotated[str, Col("Sentence id: '<doc_id>-x<ordinal>'.", primary_key=True)]
+    doc_id: DocId
+    chunk_id: Annotated[str, Col("Chunk holding the sentence (chunks.chunk_id).")]
+    section_id: SectionId
+    ordinal: Annotated[int, Col("Position of the sentence in document order (0-based).")]
+    text: Annotated[str, Col("The sentence: chunks.text from char_start to char_end.")]
+    char_start: Annotated[int, Col("Offset of its first character in chunks.text (0-based).")]
+    char_end: Annotated[int, Col("Offset just past its last character in chunks.text.")]
+    page_number: Annotated[int | None, page("Page the sentence is on")]
+    bbox: Annotated[
+        list[float] | None,
+        box("the sentence's lines on its page (NULL for formats without positions)"),
+    ]
+    continued: Annotated[
+        bool,
+        Col(
+            "True when the sentence goes on in the next sentence row: a page or column break cut it."
+        ),
     ]
 
 
@@ -420,6 +466,7 @@ TABLES: tuple[Table, ...] = tuple(
         PageRow,
         SectionRow,
         ChunkRow,
+        SentenceRow,
         TableRow,
         TableCellRow,
         ImageRow,

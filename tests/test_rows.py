@@ -22,6 +22,7 @@ def _chunk(**changes) -> dict:
         page_number=1,
         page_end=1,
         token_count=4,
+        bbox=[72.0, 90.0, 300.0, 102.0],
     )
     return {**values, **changes}
 

@@ -11,14 +11,16 @@ from pydantic import BaseModel, Field
 from language.names import normalise_name
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
+from tools.evidence import Evidence, Target, find_evidence
 from tools.graph import EntityGraph, entity_graph
-from tools.results import ToolResult, markdown_table, with_note
+from tools.results import ToolResult, markdown_table, page_citation, with_note
 from tools.spec import Arguments, ToolSpec
 
 MAX_LIMIT = 50
 SECTIONS_PER_ENTITY = 5
 FUZZY_MIN = 0.86  # Jaro-Winkler similarity of names for a fuzzy match
 SEMANTIC_MIN = 0.55  # cosine similarity of MiniLM name vectors for a semantic match
+MENTION_CHARS = 300
 
 
 class LinkedSection(BaseModel):
@@ -42,6 +44,9 @@ class EntityHit(BaseModel):
     matched: str = Field(description="exact, alias, fuzzy or semantic")
     sections: list[LinkedSection]
     neighbours: list[str] = Field(description="most strongly related entities (names)")
+    mention: Evidence | None = Field(
+        default=None, description="its first mention: page, printed label, bbox and sentence"
+    )
 
 
 class EntityResult(ToolResult):
@@ -58,11 +63,26 @@ class EntityResult(ToolResult):
                 hit.doc_id,
                 hit.mention_count,
                 "; ".join(_section_label(s) for s in hit.sections),
+                _mention_label(hit.mention),
             ]
             for hit in self.hits
         ]
-        header = ["entity", "type", "aliases", "doc_id", "mentions", "sections (node: pages)"]
+        header = [
+            "entity",
+            "type",
+            "aliases",
+            "doc_id",
+            "mentions",
+            "sections (node: pages)",
+            "first mention (page, bbox)",
+        ]
         return with_note(markdown_table(header, rows), self.note)
+
+
+def _mention_label(mention: Evidence | None) -> str:
+    if mention is None or mention.page_number is None:
+        return ""
+    return f"p{page_citation(mention.page_number, mention.page_label)} {mention.bbox or ''}"
 
 
 def _section_label(section: LinkedSection) -> str:
@@ -107,6 +127,7 @@ def find_entities(
         _hit(con, graph, entity_id, score, how, descriptions.get(entity_id))
         for entity_id, (score, how) in ranked
     ]
+    _first_mentions(store, hits)
     note = None
     if not hits:
         note = "No entity matches; try another spelling, hybrid_search, or drop the doc_id."
@@ -151,6 +172,22 @@ def _semantic(store: Store, query: str, doc_id: str | None) -> list[tuple[str, f
     found = store.dense("minilm", vector, where, params, limit=20)
     entries = store.entries([i for i, _ in found])
     return [(entries[i].primary_key, score) for i, score in found if i in entries]
+
+
+def _first_mentions(store: Store, hits: list[EntityHit]) -> None:
+    """Each entity's first mention in document order, cited down to the sentence."""
+    con = store.sql()
+    for hit in hits:
+        first = con.execute(
+            "SELECT n.ref_table, n.ref_id, n.page_start FROM entity_links l "
+            "JOIN tree_nodes n ON n.node_id = l.node_id WHERE l.entity_id = ? "
+            "ORDER BY n.ordinal LIMIT 1",
+            [hit.entity_id],
+        ).fetchone()
+        if first is None:
+            continue
+        target = Target(first[0], "", first[1], hit.doc_id, first[2])
+        (hit.mention,) = find_evidence(store, hit.name, [target], MENTION_CHARS)
 
 
 def _hit(
@@ -213,8 +250,7 @@ class FindEntitiesArgs(Arguments):
 
 FIND_ENTITIES = ToolSpec(
     name="find_entities",
-    summary="entities (methods, datasets, acronyms, tables ...) by name or alias, with their "
-    "sections.",
+    summary="entities (methods, datasets, acronyms ...) by name or alias, with sections.",
     description=(
         "Entities (methods, datasets, metrics, organisations, people, acronyms, defined "
         "terms, tables, figures, table headers, citations) by name or alias: exact, fuzzy "

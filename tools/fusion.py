@@ -65,11 +65,14 @@ _MEASURES = (
     "threshold|cost|price|revenue|revenues|income|expense|expenses|size|speed|time|duration|"
     "length|distance|redshift|temperature|probability|difference|growth|margin"
 )
-_QUANTITY_QUESTION = re.compile(
-    r"^\s*(how (many|much|long|old|often|large|fast|far|big)\b|when\b|"
-    rf"(what|which|at what|in what|by how much)\b(\s+[\w@'’-]+){{0,6}}?\s+({_MEASURES})\b)",
-    re.IGNORECASE,
+_QUANTITY_ASK = (
+    r"(how (many|much|long|old|often|large|fast|far|big)\b|when\b|"
+    rf"(what|which|at what|in what|by how much)\b(\s+[\w@'’-]+){{0,6}}?\s+({_MEASURES})\b)"
 )
+_QUANTITY_QUESTION = re.compile(rf"^\s*{_QUANTITY_ASK}", re.IGNORECASE)
+# The same ask after an opening phrase ("In the ablation table, what average score ..."):
+# fusion ranks by the question's head only (measured), evidence looks anywhere in it.
+_QUANTITY_ANYWHERE = re.compile(rf"(^|[\s,;:(]){_QUANTITY_ASK}", re.IGNORECASE)
 # Numbers that name something rather than count it: "Study 2", "Table 3", "Eq. (4)", "[12, 15]".
 _LABEL_NUMBER = re.compile(
     r"\b(?:table|figure|fig|section|sec|study|step|eq|equation|chapter|appendix|part|item|note|"
@@ -106,7 +109,7 @@ def fuse(
     analysed = {i: analyse(entries[i].text) for i in features}
     weights = _term_weights(terms, [a.vocabulary for a in analysed.values()])
     pairs = set(zip(terms, terms[1:], strict=False))
-    wants_number = bool(_QUANTITY_QUESTION.search(query))
+    wants_number = wants_quantity(query)
     for entry_id, f in features.items():
         f["window"] = window_coverage(analysed[entry_id], weights)
         f["phrase"] = len(pairs & analysed[entry_id].pairs) / len(pairs) if pairs else 0.0
@@ -124,6 +127,12 @@ def fuse(
             best_per_row[key] = entry_id
     ranked = _spread_pages(sorted(best_per_row.values(), key=lambda i: (-scores[i], i)), entries)
     return [(i, scores[i], sources[i]) for i in ranked]
+
+
+def wants_quantity(query: str, anywhere: bool = False) -> bool:
+    """Whether the question asks for a number: how many, what share, what F1, at what redshift;
+    by how it opens, or ``anywhere`` in it."""
+    return bool((_QUANTITY_ANYWHERE if anywhere else _QUANTITY_QUESTION).search(query))
 
 
 def _spread_pages(ranked: list[int], entries: dict[int, EntryRow]) -> list[int]:

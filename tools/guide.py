@@ -18,23 +18,24 @@ from tools.search import DEFAULT_VIEWS
 
 HINTS = """\
 Hints:
-- Start with hybrid_search; narrow with run_sql for primary keys, then a search filter like
-  primary_key in ['k1', 'k2'] or doc_id == 'x' and page_number >= 3.
+- Start with hybrid_search; narrow with a filter (doc_id == 'x' and page_number >= 3, or
+  primary_key in [...] with keys from run_sql).
 - Table numbers: find the table (tables.caption/summary, table_summaries.text), read cells by
   row_path/col_path (lookup_cells), compute with calculate (the recap prompt has the steps).
-- Cite each fact with doc_id, page_number and bbox; view_page checks a bbox visually. DOCX, HTML
+- Cite each fact as (doc_id, page, bbox) with the bbox of the hit or cell that states it (a
+  hit's bbox is its answering sentence; "page 26 (printed 24)" when a page label differs).
+  read_passage reads on around a hit; view_page(highlight_ids=cited) shows the box. DOCX, HTML
   and Markdown have no pages: cite them by section_id and title.
-- Results are capped; notes say what was cut and how to get the rest.
+- Results are capped; notes say how to get the rest.
 """
 
 
 PLANS = """\
 Plans (BookRAG): first decide what kind of question it is.
 - Single-hop (one fact in one place): hybrid_search when the document is unknown; else
-  find_entities or get_outline for the section, rank_nodes(query, doc_id, section), then read
-  the frontier nodes (run_sql on ref_table/ref_id, view_page on their bbox).
-- Multi-hop (needs an intermediate answer): split into single-hop questions, answer the first,
-  put its answer into the next.
+  find_entities or get_outline for the section, then rank_nodes(query, doc_id, section).
+- Multi-part or multi-hop ("X per Y", "A or B, which is larger", needs an intermediate
+  answer): compile_query first (compile_question prompt), then run_plan step by step.
 - Global aggregation (how many, list all): filter, do not search: select_subtree(doc_id,
   section, node_types=['table'], pages=[a, b]) counts by type; run_sql counts, sums and groups
   over tree_nodes, tables, entities or table_cells exactly.
@@ -74,15 +75,15 @@ def agent_prompt(question: str, store: Store | None = None) -> str:
     return "\n".join(
         [
             "You answer questions about documents indexed by docsym. Retrieve step by step with "
-            "the tools until you can answer, then answer briefly and cite each fact as (doc_id, "
-            "page_number, bbox). If the documents do not hold the answer, say so.",
+            "the tools, then answer briefly with citations. If the documents do not hold the "
+            "answer, say so.",
             "",
             tools_overview(),
             PLANS,
             HINTS,
-            "Schema (DuckDB; * = encodable, also searchable; [] = a list; page_number 1-based; "
-            "bbox [x0, y0, x1, y1] in PDF points from the top-left). Every column's description, "
-            "the vector collections and the filter language: resource docsym://schema.",
+            "Schema (DuckDB; * searchable; [] a list; pages 1-based; bbox [x0, y0, x1, y1] in PDF "
+            "points from the top-left; every column's description, the collections and the "
+            "filter language: resource docsym://schema):",
             schema.compact(),
             "",
             f"Question: {question}",
@@ -112,6 +113,50 @@ Answer this question about tables with RECAP (HD-RAG), one step after another:
    and the precision the table uses.
 5. Present: the answer first, then the cells used (cell ids and paths) and the calculation, with
    citations (doc_id, page_number, bbox).
+
+Question: {question}
+"""
+
+
+def compile_prompt(question: str) -> str:
+    """How to write a question as a query-compiler expression (QCompiler's G[q]), with worked
+    examples; for the client's own model, and for the server's LLM endpoint when it has one."""
+    return f"""\
+Rewrite the question as an expression of atomic questions, each answerable from one place in
+the documents. Grammar:
+
+    Complex   ::= List
+    List      ::= Dependent | List '+' Dependent      independent parts, run in parallel
+    Dependent ::= Atomic | Dependent '*' Atomic       the right side needs the left's answer
+    Atomic    ::= question | '(' List ')'
+
+- '+' joins parts that do not need each other: comparisons, two facts asked together, the
+  values a calculation needs. '*' binds tighter than '+'; parentheses group.
+- 'A * B' means B can only be asked once A is answered. B names what it takes from A's answer
+  with a placeholder in braces: {{company}}, {{dataset}}, {{year}}. Every part after '*' has a
+  placeholder, and a placeholder appears only after a '*'. One name per dependency.
+- Each atomic question stands on its own: name the document or subject in it (not "it"), keep
+  it short, ask for one fact. Do the arithmetic afterwards with calculate.
+- A question may hold any character but + * × ( ) {{ }}: write \\+ or \\( for a literal one, and
+  \\x for a lone letter x between spaces (it would read as ×).
+
+Examples:
+- "Which reports more participants, the CiteSee lab study or the Paper Plain usability study?"
+  How many participants took part in the CiteSee lab study + How many participants took part
+  in the Paper Plain usability study
+- "What were the Gross Bookings of the company whose 10-K reports about 29,300 employees?"
+  Which company's 10-K reports about 29,300 employees * What were {{company}}'s Gross Bookings
+  in 2021
+- "By how much did Uber's revenue grow from 2020 to 2021, in percent?"
+  What was Uber's total revenue in 2020 + What was Uber's total revenue in 2021
+  (then calculate pct_change(old, new))
+- "Which encoder does the retriever that LongEval used for alignment build on, and how large
+  is its training set?"
+  Which retriever does LongEval use for alignment * (Which encoder does {{retriever}} build on +
+  How many training questions does {{retriever}} use)
+
+Then: compile_query(expression) to check it, run_plan(expression) to get each ready part's
+evidence; answer the placeholders run_plan lists and call it again with answers={{...}}.
 
 Question: {question}
 """

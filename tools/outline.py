@@ -139,7 +139,7 @@ class GetOutlineArgs(Arguments):
 
 GET_OUTLINE = ToolSpec(
     name="get_outline",
-    summary="the section tree with page ranges and table/figure/equation counts.",
+    summary="the section tree with pages and table/figure/equation counts.",
     description=(
         "A document's section tree: section ids, numbers, titles, page ranges and how many "
         "tables, figures and equations sit under each section. Use the section_id or page "

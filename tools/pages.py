@@ -68,6 +68,7 @@ def view_page(
     bounding_box: list[float] | None = None,
     dpi: int = 110,
     highlights: list[list[float]] | None = None,
+    highlight_ids: list[str] | None = None,
 ) -> PageImage:
     if isinstance(dpi, bool) or not isinstance(dpi, int) or not MIN_DPI <= dpi <= MAX_DPI:
         raise ToolError(f"dpi must be a whole number between {MIN_DPI} and {MAX_DPI}, got {dpi!r}")
@@ -81,6 +82,8 @@ def view_page(
             f"page_number {page_number} is out of range: document {doc_id} has pages "
             f"1..{page_count}"
         )
+    cited, elsewhere = boxes_of(store, doc_id, page_number, highlight_ids or [])
+    marks += [_check_box(box, "a highlighted id's bbox") for box in cited]
     data = _read_verified(store, doc_id, path, sha256)
     import pymupdf
 
@@ -101,6 +104,8 @@ def view_page(
             )
         for rect in marks:
             _draw_highlight(page, rect)
+        if elsewhere:
+            notes.append(f"not highlighted (not on this page, or no box): {', '.join(elsewhere)}")
         pixmap = page.get_pixmap(dpi=used_dpi, clip=clip * page.rotation_matrix, alpha=False)
         return PageImage(
             doc_id=doc_id,
@@ -112,6 +117,38 @@ def view_page(
             png=pixmap.tobytes("png"),
             note="; ".join(notes) or None,
         )
+
+
+# Rows with an id and a box on a page; a table row is '<table_id>-r<row>', all its cells.
+_BOXES = """
+    SELECT sentence_id, page_number, bbox FROM sentences WHERE list_contains($ids, sentence_id)
+    UNION ALL SELECT cell_id, page_number, bbox FROM table_cells WHERE list_contains($ids, cell_id)
+    UNION ALL SELECT chunk_id, page_number, bbox FROM chunks WHERE list_contains($ids, chunk_id)
+    UNION ALL SELECT table_id, page_number, bbox FROM tables WHERE list_contains($ids, table_id)
+    UNION ALL SELECT image_id, page_number, bbox FROM images WHERE list_contains($ids, image_id)
+    UNION ALL SELECT equation_id, page_number, bbox FROM equations
+        WHERE list_contains($ids, equation_id)
+    UNION ALL SELECT summary_id, page_number, bbox FROM table_summaries
+        WHERE list_contains($ids, summary_id)
+    UNION ALL SELECT table_id || '-r' || row, any_value(page_number),
+        [min(bbox[1]), min(bbox[2]), max(bbox[3]), max(bbox[4])]
+        FROM table_cells WHERE list_contains($ids, table_id || '-r' || row) GROUP BY table_id, row
+"""
+
+
+def boxes_of(
+    store: Store, doc_id: str, page_number: int, ids: list[str]
+) -> tuple[list[list[float]], list[str]]:
+    """The boxes of the cited ids on that page, and the ids that are not there (or have no box):
+    sentences, cells, table rows, chunks, tables, figures, equations and table summaries."""
+    if len(ids) > MAX_HIGHLIGHTS:
+        raise ToolError(f"at most {MAX_HIGHLIGHTS} highlight_ids per call, got {len(ids)}")
+    ids = [i for i in ids if isinstance(i, str) and i.startswith(f"{doc_id}-")]
+    if not ids:
+        return [], []
+    rows = store.sql().execute(_BOXES, {"ids": ids}).fetchall()
+    found = {key: bbox for key, page, bbox in rows if page == page_number and bbox}
+    return list(found.values()), [i for i in ids if i not in found]
 
 
 def _pdf_of(store: Store, doc_id: str) -> tuple[Path, int, str | None]:
@@ -234,16 +271,25 @@ class ViewPageArgs(Arguments):
     highlights: Annotated[
         list[list[float]] | None, Field(description="boxes to draw", max_length=MAX_HIGHLIGHTS)
     ] = None
+    highlight_ids: Annotated[
+        list[str] | None,
+        Field(
+            description="ids whose boxes to draw: the cited sentence ids of a hit, cell ids, "
+            "table rows ('<table_id>-r<row>'), chunks, tables, figures",
+            max_length=MAX_HIGHLIGHTS,
+        ),
+    ] = None
 
 
 VIEW_PAGE = ToolSpec(
     name="view_page",
-    summary="a PNG of a page or region, with boxes drawn on it.",
+    summary="a PNG of a page or region, cited boxes drawn on it.",
     description=(
         "A PNG of a PDF page, or of a region of it, to read a figure, table or equation as "
         "printed. " + BBOX_HELP + " Pass the bbox of a search hit, table or figure as "
-        "bounding_box to crop, and boxes in highlights to mark them. dpi 36-300; images are "
-        "capped at 4 megapixels (dpi is lowered to fit, and the note says so)."
+        "bounding_box to crop; mark what you cite with highlight_ids (a hit's cited sentence "
+        "ids, cell ids) or highlights (boxes). dpi 36-300; images are capped at 4 megapixels "
+        "(dpi is lowered to fit, and the note says so)."
     ),
     arguments=ViewPageArgs,
     function=view_page,

@@ -31,8 +31,9 @@ from pydantic import Field
 from language.names import normalise_name
 from storage.store import Store
 from tools.errors import ToolError
+from tools.evidence import Target, find_evidence
 from tools.graph import EntityGraph, entity_graph, personalized_pagerank
-from tools.results import ToolResult, markdown_table, trimmed, with_note
+from tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
 from tools.search import views_sql
 from tools.spec import Arguments, ToolSpec
 from tools.subtree import (
@@ -56,6 +57,7 @@ SEMANTIC_SEEDS = 5
 SEMANTIC_SEED_MIN = 0.5
 DAMPING = 0.85
 ELITE = 32  # strong points the skyline checks everyone against first
+NODE_TEXT = 400  # excerpt budget per node
 # The views whose vectors stand for a node of each kind (the best of them counts).
 NODE_VIEWS = {
     "chunks": ("text",),
@@ -96,7 +98,7 @@ class RankResult(ToolResult):
             [
                 n.node_id,
                 n.node_type,
-                n.page_start,
+                page_citation(n.page_start, n.page_label),
                 f"{n.ref_table}:{n.ref_id}",
                 ", ".join(f"{k} {v:.3f}" for k, v in n.scores.items()),
                 n.why,
@@ -142,6 +144,7 @@ def rank_nodes(
             scores[:, column] = _lexical_scores(store, scope, doc_id, query)
     picked = _skyline_layers(scores, layers)[:limit]
     nodes = _ranked_nodes(con, scope, scores, chosen, picked)
+    _cite(store, query, doc_id, nodes)
     note = None
     if "graph" in chosen and not seeds:
         note = "No entity of the question was found in this scope; graph scores are all 0."
@@ -386,6 +389,17 @@ def _ranked_nodes(
     return nodes
 
 
+def _cite(store: Store, query: str, doc_id: str, nodes: list[RankedNode]) -> None:
+    """Point each node at the sentence or table row in it that answers the question."""
+    targets = [Target(n.ref_table, "", n.ref_id, doc_id, n.page_start) for n in nodes]
+    for node, evidence in zip(nodes, find_evidence(store, query, targets, NODE_TEXT), strict=True):
+        if evidence.bbox is not None:
+            node.bbox, node.cited = evidence.bbox, evidence.cited
+            node.page_start, node.page_label = evidence.page_number, evidence.page_label
+        if evidence.excerpt:
+            node.text = evidence.excerpt
+
+
 def _why(layer: int, best_on: list[str], ranks: dict[str, int]) -> str:
     placed = ", ".join(f"#{r} on {c}" for c, r in ranks.items())
     where = "on the Pareto frontier" if layer == 1 else f"on skyline layer {layer}"
@@ -409,8 +423,8 @@ class RankNodesArgs(Arguments):
 
 RANK_NODES = ToolSpec(
     name="rank_nodes",
-    summary="a document's or section's nodes on the Pareto frontier of graph (entity "
-    "PageRank), text and lexical relevance.",
+    summary="a document's or section's nodes on the skyline of graph (entity PageRank), "
+    "text and lexical scores.",
     description=(
         "Rank the nodes of a document, or of one section (by number, id or title words) or "
         "node, for a question: graph (personalized PageRank from the question's entities "

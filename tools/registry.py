@@ -10,6 +10,8 @@ from tools import (
     entities,
     outline,
     pages,
+    passages,
+    query_plans,
     rank_nodes,
     search,
     sql,
@@ -24,6 +26,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     sql.RUN_SQL,
     search.HYBRID_SEARCH,
     search.VECTOR_SEARCH,
+    passages.READ_PASSAGE,
     outline.GET_OUTLINE,
     subtree.SELECT_SUBTREE,
     entities.FIND_ENTITIES,
@@ -32,6 +35,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     tables.LOOKUP_CELLS,
     pages.VIEW_PAGE,
     calculator.CALCULATE,
+    query_plans.COMPILE_QUERY,
+    query_plans.RUN_PLAN,
 )
 
 

@@ -47,9 +47,16 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join([markdown_row(header), rule, *map(markdown_row, rows)])
 
 
+def page_citation(page_number: int | None, label: str | None) -> str:
+    """'26 (printed 24)' where the printed label differs, else '26'; '' without a page."""
+    if page_number is None:
+        return ""
+    return f"{page_number} (printed {label})" if label else str(page_number)
+
+
 def trimmed(text: str | None, size: int = 200) -> str:
     """Text for one cell of a listing, cut to ``size`` characters."""
-    return markdown_cell(text)[:size]
+    return (text or "")[:size]
 
 
 def markdown_cell(value: Any) -> str:

@@ -1,7 +1,8 @@
 """``vector_search`` and ``hybrid_search``: retrieval over the vector store, results tied to rows.
 
-Every hit carries table/column/primary key (the row in DuckDB), doc_id, page_number and, where the
-row has one, its bounding box, so a client can cite it or view it.
+Every hit carries table/column/primary key (the row in DuckDB), doc_id, and the evidence for the
+question inside that row (``tools.evidence``): the page, its printed label, the bounding box of
+the sentence or table row that answers, and an excerpt around it, so a client can cite the box.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from pydantic import BaseModel, Field
 from storage.schema import encodable_columns, table
 from storage.store import EntryRow, Store
 from tools.errors import ToolError
+from tools.evidence import Target, find_evidence
 from tools.filters import OPERATORS_HELP, parse_filter
 from tools.fusion import fuse
-from tools.results import ToolResult, markdown_table, trimmed, with_note
+from tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
 from tools.spec import Arguments, ToolSpec
 
 MAX_LIMIT = 100
@@ -44,8 +46,17 @@ class SearchHit(BaseModel):
     primary_key: str
     doc_id: str
     page_number: int | None
-    bbox: list[float] | None = Field(default=None, description="[x0, y0, x1, y1] PDF points")
-    text: str
+    page_label: str | None = Field(
+        default=None, description="printed page number where it differs: cite 'page N (printed L)'"
+    )
+    bbox: list[float] | None = Field(
+        default=None,
+        description="[x0, y0, x1, y1] PDF points of the sentence or table row that answers",
+    )
+    cited: list[str] = Field(
+        default_factory=list, description="ids of the sentences (or table rows) the bbox covers"
+    )
+    text: str = Field(description="the answering sentence with its neighbours, or the row's text")
     sources: list[str] = Field(default_factory=list, description="collections that found it")
 
 
@@ -62,9 +73,9 @@ class SearchResult(ToolResult):
                 f"{hit.score:.4f}",
                 f"{hit.table_name}.{hit.column_name}:{hit.primary_key}",
                 hit.doc_id,
-                hit.page_number,
+                page_citation(hit.page_number, hit.page_label),
                 hit.bbox,
-                trimmed(hit.text, 300),
+                trimmed(hit.text, 400),
             ]
             for hit in self.hits
         ]
@@ -97,7 +108,7 @@ def vector_search(
     entries = store.entries([i for i, _ in found])
     size = _text_budget(limit)
     hits = [_hit(n, score, entries[i], [collection], size) for n, (i, score) in enumerate(found, 1)]
-    return _result(query, collection, _with_bboxes(store, hits))
+    return _result(query, collection, _with_evidence(store, query, hits, size))
 
 
 def hybrid_search(
@@ -130,7 +141,7 @@ def hybrid_search(
         _hit(n, score, entries[i], sources, size)
         for n, (i, score, sources) in enumerate(ranked[:limit], 1)
     ]
-    return _result(query, "hybrid", _with_bboxes(store, hits))
+    return _result(query, "hybrid", _with_evidence(store, query, hits, size))
 
 
 def _similarity_of_the_rest(
@@ -215,12 +226,14 @@ def _where(views: list[tuple[str, str]], filter_text: str) -> tuple[str, list]:
     return f"{view_sql} AND ({condition})", params + filter_params
 
 
+def _trim(text: str, size: int) -> str:
+    return text if len(text) <= size else text[:size].rsplit(" ", 1)[0] + " …"
+
+
 def _hit(
     rank: int, score: float, entry: EntryRow, sources: list[str], size: int = HIT_TEXT_CHARS
 ) -> SearchHit:
-    text = entry.text
-    if len(text) > size:
-        text = text[:size].rsplit(" ", 1)[0] + " …"
+    text = _trim(entry.text, size // 2 if entry.table_name == "tables" else size)
     return SearchHit(
         rank=rank,
         score=round(score, 6),
@@ -234,23 +247,20 @@ def _hit(
     )
 
 
-def _with_bboxes(store: Store, hits: list[SearchHit]) -> list[SearchHit]:
-    """Fill bbox from the hit's row, for views whose rows have one."""
-    by_table: dict[str, list[SearchHit]] = {}
-    for hit in hits:
-        if any(c.name == "bbox" for c in table(hit.table_name).columns):
-            by_table.setdefault(hit.table_name, []).append(hit)
-    con = store.sql()
-    for name, group in by_table.items():
-        key = table(name).primary_key
-        marks = ", ".join("?" * len(group))
-        rows = con.execute(
-            f"SELECT {key}, bbox FROM {name} WHERE {key} IN ({marks})",
-            [h.primary_key for h in group],
-        ).fetchall()
-        boxes = dict(rows)
-        for hit in group:
-            hit.bbox = boxes.get(hit.primary_key)
+def _with_evidence(store: Store, query: str, hits: list[SearchHit], size: int) -> list[SearchHit]:
+    """Cite each hit by the sentence or table row inside it that answers the question."""
+    targets = [
+        Target(h.table_name, h.column_name, h.primary_key, h.doc_id, h.page_number) for h in hits
+    ]
+    for hit, evidence in zip(hits, find_evidence(store, query, targets, size), strict=True):
+        hit.bbox = evidence.bbox
+        hit.cited = evidence.cited
+        hit.page_number = evidence.page_number
+        hit.page_label = evidence.page_label
+        if evidence.excerpt and hit.table_name == "tables":
+            hit.text = _trim(f"{hit.text} … {evidence.excerpt}", size)
+        elif evidence.excerpt:
+            hit.text = evidence.excerpt
     return hits
 
 
@@ -283,7 +293,7 @@ class HybridSearchArgs(Arguments):
 
 VECTOR_SEARCH = ToolSpec(
     name="vector_search",
-    summary="one collection ('bm25' or 'minilm') over one encodable view (tables.summary, ...).",
+    summary="one collection ('bm25' or 'minilm') over one encodable view.",
     description=(
         "Search ONE collection of the vector store: 'bm25' (keywords, FTS5) or 'minilm' "
         "(semantic, all-MiniLM-L6-v2), optionally only one encodable view (table_name + "
@@ -298,8 +308,8 @@ VECTOR_SEARCH = ToolSpec(
 
 HYBRID_SEARCH = ToolSpec(
     name="hybrid_search",
-    summary="the best first search: BM25 + semantic over passages, pages, titles, captions "
-    "and table summaries, re-ranked; views picks others, e.g. ['table_summaries.text'].",
+    summary="the best first search: BM25 + semantic, re-ranked; views picks others, e.g. "
+    "['table_summaries.text'].",
     description=(
         "The best first search: BM25 and semantic candidates over chunks, pages, section "
         "titles, table captions/summaries, figure captions and titles, re-ranked into one "

@@ -94,8 +94,8 @@ class RunSqlArgs(Arguments):
 
 RUN_SQL = ToolSpec(
     name="run_sql",
-    summary="one DuckDB SELECT over the schema below: exact facts, counts, cells by header "
-    "path (list_contains(col_path, 'X')), ids for other tools.",
+    summary="one DuckDB SELECT over the schema below: facts, counts, cells by header path "
+    "(list_contains(col_path, 'X')).",
     description=(
         "Run ONE read-only DuckDB SELECT against the index and get rows back as a table. "
         "The schema resource docsym://schema describes every table and column. Files, "

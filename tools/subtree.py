@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
-from tools.results import ToolResult, markdown_table, trimmed, with_note
+from tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
 from tools.spec import Arguments, ToolSpec
 
 NODE_TYPES = ("section", "text", "table", "image", "equation")
@@ -36,7 +36,7 @@ _TEXT_OF = {
     "images": "caption",
     "equations": "text",
 }
-_HAS_BBOX = {"sections", "tables", "images", "equations"}
+_HAS_BBOX = {"sections", "chunks", "tables", "images", "equations"}
 
 
 class SubtreeNode(BaseModel):
@@ -48,7 +48,13 @@ class SubtreeNode(BaseModel):
     page_end: int | None
     ref_table: str
     ref_id: str
-    bbox: list[float] | None = None
+    page_label: str | None = Field(
+        default=None, description="printed number of page_start where it differs"
+    )
+    bbox: list[float] | None = Field(
+        default=None, description="[x0, y0, x1, y1] PDF points on page_start"
+    )
+    cited: list[str] = Field(default_factory=list, description="ids of what the bbox covers")
     text: str | None = None
 
 
@@ -67,7 +73,7 @@ class Subtree(ToolResult):
             [
                 n.node_id,
                 n.node_type,
-                n.page_start,
+                page_citation(n.page_start, n.page_label),
                 f"{n.ref_table}:{n.ref_id}",
                 n.bbox,
                 trimmed(n.text or n.title),
@@ -208,6 +214,21 @@ def fill_from_views(con, nodes: list[SubtreeNode]) -> None:
         found = {r[0]: r[1:] for r in rows}
         for node in group:
             node.text, node.bbox = found.get(node.ref_id, (None, None))
+    _fill_page_labels(con, nodes)
+
+
+def _fill_page_labels(con, nodes: list[SubtreeNode]) -> None:
+    keys = list({f"{n.node_id.rsplit('-n', 1)[0]}:{n.page_start}" for n in nodes if n.page_start})
+    if not keys:
+        return
+    rows = con.execute(
+        "SELECT doc_id || ':' || page_number, label FROM pages "
+        "WHERE list_contains(?, doc_id || ':' || page_number) AND label <> page_number::VARCHAR",
+        [keys],
+    ).fetchall()
+    labels = dict(rows)
+    for node in nodes:
+        node.page_label = labels.get(f"{node.node_id.rsplit('-n', 1)[0]}:{node.page_start}")
 
 
 DocId = Annotated[str, Field(description="From list_documents.", max_length=64)]
@@ -234,7 +255,7 @@ class SelectSubtreeArgs(Arguments):
 
 SELECT_SUBTREE = ToolSpec(
     name="select_subtree",
-    summary="the nodes under a section, by type and page range, with counts (how many tables...).",
+    summary="a section's nodes by type and page range, with counts.",
     description=(
         "The tree nodes under one section of a document (by number like '5' or '3.2', "
         "section_id, or words of its title) or under a node_id, optionally only some "

@@ -9,20 +9,21 @@ labels against each data cell's row and column header paths.
 
 from __future__ import annotations
 
-import re
 from html import escape
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from language.labels import label_key, label_words
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
-from tools.results import MAX_RESULT_CHARS, ToolResult, markdown_row, markdown_table
+from tools.results import MAX_RESULT_CHARS, ToolResult, markdown_row, markdown_table, page_citation
 from tools.spec import Arguments, ToolSpec
 
 FORMATS = ("markdown", "html", "cells")
 MAX_CELLS = 10_000
 MAX_LOOKUP = 500
+NEAREST_PATHS = 15  # paths a refusal lists
 MAX_TREE_NODES = 400  # per header tree; a 1,000-row table lists its first 400 row labels
 PATH_SEP = " › "
 
@@ -47,6 +48,7 @@ class TableView(ToolResult):
     table_id: str
     doc_id: str
     page_number: int | None
+    page_label: str | None = Field(default=None, description="printed page number, if it differs")
     bbox: list[float] | None = Field(
         default=None, description="[x0, y0, x1, y1] PDF points, origin top-left"
     )
@@ -71,7 +73,8 @@ class TableView(ToolResult):
     note: str | None = Field(default=None, description="What was cut and how to get the rest.")
 
     def to_markdown(self) -> str:
-        head = f"{self.label or self.table_id} (doc {self.doc_id}, page {self.page_number}, "
+        page = page_citation(self.page_number, self.page_label)
+        head = f"{self.label or self.table_id} (doc {self.doc_id}, page {page}, "
         head += f"bbox {self.bbox}): {self.caption or ''}"
         body = self.content or f"{len(self.cells)} cells in structured content"
         return "\n\n".join(part for part in (head, body, self.note or "") if part)
@@ -92,10 +95,13 @@ class CellLookup(ToolResult):
                 c["text"],
                 c["value"],
                 c["unit"],
+                page_citation(c["page_number"], c.get("page_label")),
+                c["bbox"],
             ]
             for c in self.cells
         ]
-        return markdown_table(["cell_id", "row_path", "col_path", "text", "value", "unit"], rows)
+        header = ["cell_id", "row_path", "col_path", "text", "value", "unit", "page", "bbox"]
+        return markdown_table(header, rows)
 
 
 def get_table(
@@ -113,6 +119,7 @@ def get_table(
         table_id=table_id,
         doc_id=meta["doc_id"],
         page_number=meta["page_number"],
+        page_label=page_label(store, meta["doc_id"], meta["page_number"]),
         bbox=meta["bbox"],
         label=meta["label"],
         caption=meta["caption"],
@@ -169,22 +176,40 @@ def lookup_cells(
 ) -> CellLookup:
     """Data cells whose row path and column path each contain every given label.
 
-    A label matches a path when it is a case-insensitive substring of one of the path's labels,
-    so ['Multi', 'BM25 + DPR'] matches the row path ['Multi', 'BM25 + DPR']. Cells matching
-    labels exactly come first.
+    A label matches a path when it is part of one of the path's labels, or all its words are,
+    footnote marks, case, spacing and punctuation aside (``language.labels``): 'Gross Bookings'
+    matches 'Gross Bookings (2)'. Cells matching labels exactly come first. With no match, the
+    refusal lists the nearest row and column paths.
     """
     row_labels = _labels(row_path_contains, "row_path_contains")
     col_labels = _labels(col_path_contains, "col_path_contains")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LOOKUP:
         raise ToolError(f"limit must be a whole number between 1 and {MAX_LOOKUP}, got {limit!r}")
-    _table_row(store, table_id)
+    meta = _table_row(store, table_id)
     data = [c for c in _cells(store, table_id) if not (c["is_col_header"] or c["is_row_header"])]
     found = rank_cells(data, row_labels, col_labels)
     if not found and data:
         raise NotFoundError(_no_match_message(table_id, data, row_labels, col_labels))
+    label = page_label(store, meta["doc_id"], meta["page_number"])
     return CellLookup(
-        table_id=table_id, cells=[{"table_id": table_id, **cell} for cell in found[:limit]]
+        table_id=table_id,
+        cells=[{"table_id": table_id, **cell, "page_label": label} for cell in found[:limit]],
     )
+
+
+def page_label(store: Store, doc_id: str, page_number: int | None) -> str | None:
+    """The printed label of a page where it differs from its number."""
+    if page_number is None:
+        return None
+    found = (
+        store.sql()
+        .execute(
+            "SELECT label FROM pages WHERE doc_id = ? AND page_number = ?", [doc_id, page_number]
+        )
+        .fetchone()
+    )
+    label = found[0] if found else None
+    return label if label and label != str(page_number) else None
 
 
 def rank_cells(
@@ -210,14 +235,14 @@ def rank_cells(
 
 
 def _words(labels: list[str]) -> set[str]:
-    return {w for label in labels for w in re.findall(r"\w+", label.lower())}
+    return {w for label in labels for w in label_words(label)}
 
 
 def _coverage(words: set[str], path: list[str] | None) -> float:
     """Share of the words of the path's innermost label that the given labels contain."""
     if not words or not path:
         return 0.0
-    inner = re.findall(r"\w+", path[-1].lower())
+    inner = label_words(path[-1])
     return sum(w in words for w in inner) / len(inner) if inner else 0.0
 
 
@@ -382,30 +407,41 @@ def _labels(labels: list[str] | None, name: str) -> list[str]:
 
 
 def match_path(labels: list[str], path: list[str] | None) -> int | None:
-    """None unless every (lower-case) label is a case-insensitive substring of some label of the
-    path; else how many labels equal a path label exactly."""
-    lowered = [p.lower() for p in path or []]
+    """None unless every label matches some label of the path (its key is part of that label's
+    key, or all its words are among that label's words); else how many labels equal a path
+    label exactly (keys equal)."""
+    keys = [label_key(p) for p in path or []]
+    words = [label_words(p) for p in path or []]
     exact = 0
     for label in labels:
-        if not any(label in p for p in lowered):
+        key, needed = label_key(label), label_words(label)
+        if not any(key in k or needed <= w for k, w in zip(keys, words, strict=True)):
             return None
-        exact += label in lowered
+        exact += key in keys
     return exact
 
 
 def _no_match_message(
     table_id: str, data: list[dict[str, Any]], row_labels: list[str], col_labels: list[str]
 ) -> str:
-    rows = list(dict.fromkeys(PATH_SEP.join(c["row_path"] or []) for c in data))
-    cols = list(dict.fromkeys(PATH_SEP.join(c["col_path"] or []) for c in data))
+    rows = list(dict.fromkeys(tuple(c["row_path"] or []) for c in data))
+    cols = list(dict.fromkeys(tuple(c["col_path"] or []) for c in data))
     return (
-        f"no data cell of {table_id} has a row path containing {row_labels} and a column path "
-        f"containing {col_labels}. Row paths: {_listing(rows)}. Column paths: {_listing(cols)}."
+        f"no data cell of {table_id} has a row path matching {row_labels} and a column path "
+        f"matching {col_labels}. Nearest row paths: {_nearest(rows, row_labels)}. Nearest "
+        f"column paths: {_nearest(cols, col_labels)}. Retry with labels from these paths."
     )
 
 
-def _listing(paths: list[str], limit: int = 40) -> str:
-    shown = "; ".join(f"[{p}]" for p in paths[:limit])
+def _nearest(paths: list[tuple[str, ...]], labels: list[str], limit: int = NEAREST_PATHS) -> str:
+    """The paths sharing most words with the labels (table order among equals)."""
+    wanted = _words(labels)
+
+    def shared(path: tuple[str, ...]) -> int:
+        return len(wanted & {w for p in path for w in label_words(p)})
+
+    ranked = sorted(paths, key=shared, reverse=True) if wanted else paths
+    shown = "; ".join(f"[{PATH_SEP.join(p)}]" for p in ranked[:limit])
     return shown + (f"; … {len(paths) - limit} more" if len(paths) > limit else "")
 
 
@@ -440,7 +476,7 @@ GET_TABLE = ToolSpec(
 
 LOOKUP_CELLS = ToolSpec(
     name="lookup_cells",
-    summary="the data cells at given row and column headers.",
+    summary="data cells at given row and column headers.",
     description=(
         "The data cells of a table under given headers: every label in row_path_contains "
         "must occur in the cell's row path and every label in col_path_contains in its "

@@ -9,13 +9,13 @@ as for PDFs. Items of formats without pages keep ``page_number`` None.
 
 from __future__ import annotations
 
-import bisect
 import re
 
-from indexer.chunking import TextUnit, chunk_units
+from indexer.chunking import ChunkText, TextUnit, chunk_units
 from indexer.heading_numbers import split_heading_number
-from indexer.model import Chunk, Figure, ParsedDocument, Section, Table
+from indexer.model import Chunk, Figure, ParsedDocument, Section, Sentence, Table
 from indexer.office.blocks import BlockStream, Heading, ImageBlock, Paragraph, TableBlock
+from indexer.sentences import sentences_of
 from indexer.table_model import finish_table
 
 _TABLE_LABEL = re.compile(r"^(Table|Tab\.)\s*([A-Z]?\d+(?:\.\d+)*)", re.IGNORECASE)
@@ -28,6 +28,7 @@ _LETTER_NUMBER = re.compile(r"^[A-Z](?:\.\d{1,2}){0,3}(?:[.)]|\t)")
 def assemble(stream: BlockStream) -> ParsedDocument:
     attach_captions(stream)
     sections = build_sections(stream)
+    chunks, sentences = build_chunks(stream, sections)
     return ParsedDocument(
         format=stream.format,
         meta=stream.meta,
@@ -35,7 +36,8 @@ def assemble(stream: BlockStream) -> ParsedDocument:
         sections=sections,
         tables=build_tables(stream),
         figures=build_figures(stream),
-        chunks=build_chunks(stream, sections),
+        chunks=chunks,
+        sentences=sentences,
         warnings=stream.warnings,
     )
 
@@ -149,8 +151,11 @@ def build_figures(stream: BlockStream) -> list[Figure]:
     return figures
 
 
-def build_chunks(stream: BlockStream, sections: list[Section]) -> list[Chunk]:
-    """Chunks of each section's paragraphs (and of the text before the first heading)."""
+def build_chunks(
+    stream: BlockStream, sections: list[Section]
+) -> tuple[list[Chunk], list[Sentence]]:
+    """Chunks of each section's paragraphs (and of the text before the first heading), and
+    their sentences (without boxes: office formats are cited by section)."""
     groups: list[tuple[int | None, list[Paragraph]]] = [(None, [])]
     by_seq = {s.seq: s.ordinal for s in sections}
     for block in stream.blocks:
@@ -159,41 +164,35 @@ def build_chunks(stream: BlockStream, sections: list[Section]) -> list[Chunk]:
         elif isinstance(block, Paragraph) and block.text.strip():
             groups[-1][1].append(block)
     chunks: list[Chunk] = []
+    sentences: list[Sentence] = []
     for section, paragraphs in groups:
-        chunks.extend(_chunk_group(section, paragraphs, first_ordinal=len(chunks)))
-    return chunks
+        made, units = _chunk_group(section, paragraphs, first_ordinal=len(chunks))
+        chunks += [chunk for chunk, _ in made]
+        sentences += sentences_of(made, units, first_ordinal=len(sentences))
+    return chunks, sentences
 
 
-def _chunk_group(section: int | None, paragraphs: list[Paragraph], first_ordinal: int):
+def _chunk_group(
+    section: int | None, paragraphs: list[Paragraph], first_ordinal: int
+) -> tuple[list[tuple[Chunk, ChunkText]], list[TextUnit]]:
     """Pack a section's paragraphs; each chunk's seq is that of the paragraph it starts in."""
     texts = [_clean(p.text) for p in paragraphs]
     # chunk_units keeps each chunk on one page; 0 stands for "no page" (formats without pages).
     units = [TextUnit(t, p.page or 0) for t, p in zip(texts, paragraphs, strict=True) if t]
     kept = [p for t, p in zip(texts, paragraphs, strict=True) if t]
-    starts: list[int] = []
-    offset = 0
-    for unit in units:
-        starts.append(offset)
-        offset += len(unit.text) + 1
-    out: list[Chunk] = []
-    offset = 0
+    out: list[tuple[Chunk, ChunkText]] = []
     for piece in chunk_units(units):
-        # Chunk texts are the units' sentences re-joined by single spaces, so the running
-        # offset says which paragraph a chunk starts in.
-        where = max(bisect.bisect_right(starts, offset) - 1, 0)
-        out.append(
-            Chunk(
-                ordinal=first_ordinal + len(out),
-                section=section,
-                text=piece.text,
-                page_number=piece.page_start or None,
-                page_end=piece.page_end or None,
-                token_count=piece.token_count,
-                seq=kept[where].seq,
-            )
+        chunk = Chunk(
+            ordinal=first_ordinal + len(out),
+            section=section,
+            text=piece.text,
+            page_number=piece.page_start or None,
+            page_end=piece.page_end or None,
+            token_count=piece.token_count,
+            seq=kept[piece.pieces[0].unit].seq,
         )
-        offset += len(piece.text) + 1
-    return out
+        out.append((chunk, piece))
+    return out, units
 
 
 def _clean(text: str) -> str:

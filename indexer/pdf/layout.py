@@ -25,7 +25,7 @@ PAGE_NUMBER_SHARE = 0.15
 # A margin line whose digit-folded text recurs on this share of pages is a running header/footer.
 RECURRING_SHARE = 0.3
 
-_PAGE_NUMBER = re.compile(r"^(page\s+)?[\divxlc]{1,6}(\s*(of|/)\s*\d+)?$", re.IGNORECASE)
+_PAGE_NUMBER = re.compile(r"^(page\s+)?([\divxlc]{1,6})(\s*(of|/)\s*\d+)?$", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -59,6 +59,7 @@ class PageLayout:
     lines: list[Line]  # reading order, furniture included
     image_boxes: list[BBox]
     page: pymupdf.Page
+    printed: str | None = None  # the page number printed on the page ("24", "iv"), if found
 
     def body_lines(self) -> list[Line]:
         return [line for line in self.lines if not line.furniture]
@@ -263,9 +264,44 @@ def _mark_furniture(pages: list[PageLayout]) -> None:
                 line.furniture = True
         block_sizes = Counter(line.block for line in page.lines)
         for line in _margin_lines(page, PAGE_NUMBER_SHARE):
-            if block_sizes[line.block] == 1 and _PAGE_NUMBER.match(line.text.strip()):
+            bare = _PAGE_NUMBER.match(line.text.strip())
+            if block_sizes[line.block] == 1 and bare:
                 line.furniture = True
+                page.printed = page.printed or _page_label(bare.group(2))
     _mark_numbered_edges(pages)
+    _keep_consistent_numbers(pages)
+
+
+_ROMAN = re.compile(r"^(?=[mdclxvi])m*(c[md]|d?c{0,3})(x[cl]|l?x{0,3})(i[xv]|v?i{0,3})$", re.I)
+
+
+def _page_label(text: str) -> str | None:
+    """A printed page number: digits, or a roman numeral (front matter)."""
+    return text if text.isdigit() or _ROMAN.match(text) else None
+
+
+def _keep_consistent_numbers(pages: list[PageLayout]) -> None:
+    """Keep a printed page number only where another page agrees with its offset from the
+    physical page (books and filings number pages steadily; a lone '9' in a margin is a figure
+    label). Documents of one or two pages keep what they print."""
+    if len(pages) <= 2:
+        return
+    offsets = Counter(offset for page in pages if (offset := _offset(page)) is not None)
+    for page in pages:
+        if page.printed is not None and offsets[_offset(page)] < 2:
+            page.printed = None
+
+
+def _offset(page: PageLayout) -> int | None:
+    if page.printed is None:
+        return None
+    return page.number - (int(page.printed) if page.printed.isdigit() else _roman(page.printed))
+
+
+def _roman(text: str) -> int:
+    values = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
+    digits = [values[ch] for ch in text.lower()]
+    return sum(-d if d < nxt else d for d, nxt in zip(digits, [*digits[1:], 0], strict=True))
 
 
 _TRAILING_NUMBER = re.compile(r"(?:^|\s)(\d{1,4})$")
@@ -293,9 +329,12 @@ def _mark_numbered_edges(pages: list[PageLayout]) -> None:
         return
     offset, count = offsets.most_common(1)[0]
     if count >= max(3, 0.2 * len(pages)):
+        page_of = {id(line): page for page, lines in edges for line in lines}
         for line, line_offset in candidates:
             if line_offset == offset:
                 line.furniture = True
+                page = page_of[id(line)]
+                page.printed = page.printed or str(page.number - offset)
 
 
 def _edge_lines(page: PageLayout) -> list[Line]:

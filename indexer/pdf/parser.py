@@ -14,9 +14,18 @@ from typing import TypeVar
 
 import pymupdf
 
-from indexer.chunking import TextUnit, chunk_units
+from indexer.chunking import LineSpan, TextUnit, chunk_units
 from indexer.errors import ParseError
-from indexer.model import BBox, Chunk, DocumentMeta, Page, ParsedDocument, Section, Table
+from indexer.model import (
+    BBox,
+    Chunk,
+    DocumentMeta,
+    Page,
+    ParsedDocument,
+    Section,
+    Sentence,
+    Table,
+)
 from indexer.pdf.equations import extract_equations
 from indexer.pdf.figures import extract_figures
 from indexer.pdf.layout import DocumentLayout, Line, read_layout
@@ -24,6 +33,7 @@ from indexer.pdf.metadata import extract_metadata
 from indexer.pdf.references import extract_references
 from indexer.pdf.sections import extract_sections
 from indexer.pdf.tables import extract_tables
+from indexer.sentences import sentences_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -42,6 +52,7 @@ def parse_pdf(path: Path) -> ParsedDocument:
                 height=p.height,
                 text=(text := p.text()),
                 has_text=bool(text.strip()),
+                label=_page_label(p.page) or p.printed,
             )
             for p in layout.pages
         ]
@@ -71,7 +82,7 @@ def parse_pdf(path: Path) -> ParsedDocument:
             references=run("references", lambda: extract_references(layout), []),
             warnings=warnings,
         )
-        parsed.chunks = build_chunks(layout, parsed.sections, parsed.tables)
+        parsed.chunks, parsed.sentences = build_chunks(layout, parsed.sections, parsed.tables)
         return parsed
     finally:
         doc.close()
@@ -112,6 +123,14 @@ def open_pdf(path: Path) -> pymupdf.Document:
     return doc
 
 
+def _page_label(page: pymupdf.Page) -> str | None:
+    """The PDF's own label for the page (its /PageLabels), if the file defines them."""
+    try:
+        return page.get_label() or None
+    except Exception:  # a malformed label tree costs the labels, not the document
+        return None
+
+
 def _scan_meta(doc: pymupdf.Document) -> DocumentMeta:
     title = (doc.metadata or {}).get("title") or None
     return DocumentMeta(title=title.strip() if title else None)
@@ -119,8 +138,9 @@ def _scan_meta(doc: pymupdf.Document) -> DocumentMeta:
 
 def build_chunks(
     layout: DocumentLayout, sections: list[Section], tables: list[Table]
-) -> list[Chunk]:
-    """Chunk each section's body text (table bodies excluded: tables are a view of their own)."""
+) -> tuple[list[Chunk], list[Sentence]]:
+    """Chunk each section's body text (table bodies excluded: tables are a view of their own),
+    and place every sentence of the chunks on its page."""
     table_boxes: dict[int, list[BBox]] = {}
     for t in tables:
         table_boxes.setdefault(t.page_number, []).append(t.bbox)
@@ -137,55 +157,57 @@ def build_chunks(
             continue  # the heading line itself: it lives in sections.title
         groups[-1][1].append(line)
     chunks: list[Chunk] = []
+    sentences: list[Sentence] = []
     for section, lines in groups:
         units, first_seqs = _paragraphs(lines)
+        made = []
         for piece in chunk_units(units):
-            chunks.append(
-                Chunk(
-                    ordinal=len(chunks),
-                    section=section,
-                    text=piece.text,
-                    page_number=piece.page_start,
-                    page_end=piece.page_end,
-                    token_count=piece.token_count,
-                    seq=first_seqs.get(piece.page_start, lines[0].seq if lines else 0),
-                )
+            chunk = Chunk(
+                ordinal=len(chunks),
+                section=section,
+                text=piece.text,
+                page_number=piece.page_start,
+                page_end=piece.page_end,
+                token_count=piece.token_count,
+                seq=first_seqs.get(piece.page_start, lines[0].seq if lines else 0),
             )
-    return chunks
+            chunks.append(chunk)
+            made.append((chunk, piece))
+        sentences += sentences_of(made, units, first_ordinal=len(sentences))
+    return chunks, sentences
 
 
 def _paragraphs(lines: list[Line]) -> tuple[list[TextUnit], dict[int, int]]:
     """Join lines into paragraphs (one per layout block), undoing end-of-line hyphenation."""
     units: list[TextUnit] = []
     first_seq: dict[int, int] = {}
-    current: list[str] = []
-    key = None
-    page = 0
+    current: list[Line] = []
     for line in lines:
         first_seq.setdefault(line.page, line.seq)
-        if (line.page, line.block) != key and current:
-            units.append(TextUnit(_join(current), page))
+        if current and (line.page, line.block) != (current[0].page, current[0].block):
+            units.append(_join(current))
             current = []
-        if not current:
-            page = line.page
-        key = (line.page, line.block)
-        current.append(line.text)
+        current.append(line)
     if current:
-        units.append(TextUnit(_join(current), page))
+        units.append(_join(current))
     return units, first_seq
 
 
 _HYPHEN_END = re.compile(r"(\w)-$")
 
 
-def _join(lines: list[str]) -> str:
-    out = lines[0]
+def _join(lines: list[Line]) -> TextUnit:
+    """One paragraph's text, and where each of its lines sits in that text."""
+    out = lines[0].text
+    spans = [LineSpan(0, len(out), lines[0].page, lines[0].bbox)]
     for line in lines[1:]:
-        if _HYPHEN_END.search(out) and line[:1].islower():
-            out = out[:-1] + line
+        if _HYPHEN_END.search(out) and line.text[:1].islower():
+            out = out[:-1]
         else:
-            out = f"{out} {line}"
-    return out
+            out += " "
+        spans.append(LineSpan(len(out), len(out) + len(line.text), line.page, line.bbox))
+        out += line.text
+    return TextUnit(out, lines[0].page, tuple(spans))
 
 
 def _inside(box: BBox, regions) -> bool:

@@ -1,0 +1,389 @@
+"""Citable evidence: for a hit and a question, the sentence (or table row) that answers, with its
+page, printed page label and bounding box, and an excerpt around it.
+
+A hit names a row (a chunk, a page, a section, a table, ...). Its *scope* is the citable units
+around it: for a chunk or a page, the sentences and table rows printed on that page (the
+chunk's own first among equals: a chunk hit stands for its page, and the answer is often in the
+next chunk or a table beside it); for a section, its sentences; for a table, its rows. A table
+row is read with its header labels and its table's caption, which say what its numbers are.
+
+Windows of one unit, or two adjacent units of one passage or table, are ranked for the question
+by the share of its discriminative words they hold (IDF over the units in play; words stemmed as
+in ``tools.fusion``, compounds matched by their parts or run together, Greek letters by name). A
+question asking for a quantity wants a window with a number beside those words (not a year of a
+citation, a footnote mark or a label such as 'Table 3'): such windows come first. A pair must
+beat each of its halves. The best window's box is what the client cites; the excerpt is that
+window with context, more after it than before (setups precede answers), cut to a budget.
+
+Rows that are regions themselves (figures, equations, table row/column summaries) keep their own
+box. Formats without positions (DOCX, HTML, Markdown) get the excerpt and no box; they are cited
+by section.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+from language.terms import STOPWORDS, spell_greek, strip_possessives, word_forms
+from storage.boxes import Box, union
+from storage.schema import table
+from storage.store import Store
+from tools.fusion import quantity_words, wants_quantity
+
+CONTEXT_BEFORE, CONTEXT_AFTER = 1, 2  # neighbours shown around the cited window
+MAX_DOCUMENT_UNITS = 5000  # a document-level hit ranks at most this many sentences
+NAMED_WEIGHT = 0.2  # share of its weight a question word keeps when it names the document
+ROW_SEP = " | "
+# Author-year citations and footnote marks after a bracket ("(RNNs).2"): numbers, but not the
+# quantities a question asks for.
+_NOT_QUANTITIES = re.compile(
+    r"\([^()]*\b(?:1[89]|20)\d\d[a-z]?\)"  # (Smith et al., 2019)
+    r"|\bet al\.?,?\s*(?:1[89]|20)\d\d[a-z]?"  # Smith et al. 2019
+    r"|(?<=[)\]])\.?\d{1,2}\b"  # (RNNs).2
+)
+_COMPOUND = re.compile(r"[._-]")
+_WORD = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
+_NUMBER = re.compile(r"\d[\d.,]*")
+# Views whose rows are a region of their own: the row's box is the citation.
+_OWN_BOX = {"images", "equations", "table_summaries"}
+
+
+class Evidence(BaseModel):
+    """Where a hit's answer is printed."""
+
+    page_number: int | None = None
+    page_label: str | None = Field(
+        default=None, description="the page's printed number or label, where it differs"
+    )
+    bbox: list[float] | None = Field(
+        default=None, description="[x0, y0, x1, y1] PDF points of the cited sentence or row"
+    )
+    cited: list[str] = Field(
+        default_factory=list, description="sentence ids (or table row ids) the box covers"
+    )
+    excerpt: str | None = None
+
+
+@dataclass
+class Unit:
+    """A citable piece of a scope: a sentence or a table row."""
+
+    key: str  # sentences.sentence_id, or '<table_id>-r<row>'
+    text: str
+    page_number: int | None
+    bbox: list[float] | None
+    group: str  # chunk_id or table_id: windows and context stay within it
+    context: str = ""  # a table row's header labels and caption: matched, not shown
+    in_hit: bool = True  # part of the hit's own row
+    words: frozenset[str] = field(default=frozenset())
+
+
+@dataclass(frozen=True)
+class Term:
+    """A question word and the forms that satisfy it: 'tableformer-large' is met by itself,
+    by 'tableformerlarge', or by both 'tableformer' and 'large'."""
+
+    forms: frozenset[str]
+    parts: frozenset[str]
+
+    def met_by(self, words: frozenset[str]) -> bool:
+        return bool(self.forms & words) or (bool(self.parts) and self.parts <= words)
+
+
+@dataclass(frozen=True)
+class Target:
+    """The row a hit names."""
+
+    table_name: str
+    column_name: str
+    primary_key: str
+    doc_id: str
+    page_number: int | None
+
+
+def find_evidence(
+    store: Store, query: str, targets: list[Target], budget: int = 700
+) -> list[Evidence]:
+    """Evidence for each target, in order. ``budget`` bounds each excerpt (characters)."""
+    con = store.sql()
+    scopes = [_scope(con, t) for t in targets]
+    for unit in (u for scope in scopes for u in scope):
+        unit.words = words_of(f"{unit.text} {unit.context}")
+    terms = _terms(query)
+    named = _document_names(con, {t.doc_id for t in targets})
+    labels = _labels(con, targets, scopes)
+    # A quantity question wants a number it does not state itself ("in 2021" is no answer).
+    wants_number = wants_quantity(query, anywhere=True)
+    given = frozenset(quantity_words(query)) if wants_number else frozenset()
+    out = []
+    for target, scope in zip(targets, scopes, strict=True):
+        # Which words tell units apart is a question about this scope only.
+        weights = _within(_weights(terms, scope), named[target.doc_id])
+        out.append(_evidence(con, target, scope, weights, wants_number, given, labels, budget))
+    return out
+
+
+def words_of(text: str) -> frozenset[str]:
+    """The unit's words in both forms (``word_forms``), with the parts and the run-together form
+    of its compounds."""
+    words = word_forms(spell_greek(text))
+    for word in list(words):
+        parts = [p for p in _COMPOUND.split(word) if p]
+        if len(parts) > 1:
+            words.update(parts)
+            words.add("".join(parts))
+    return frozenset(words)
+
+
+def best_window(
+    units: list[Unit],
+    weights: dict[Term, float],
+    wants_number: bool,
+    given: frozenset[str] = frozenset(),
+) -> list[Unit]:
+    """The one unit, or two adjacent units of one passage or table on one page, that hold most of
+    the question's term weight; for a quantity question, windows that state a number first (one
+    not ``given`` in the question). Ties go to the hit's own units, the single unit, then the
+    earlier window."""
+    total = sum(weights.values()) or 1.0
+
+    def rank(window: list[Unit], n: int) -> tuple[bool, float, bool, int, int]:
+        words = frozenset().union(*(u.words for u in window))
+        covered = round(sum(w for t, w in weights.items() if t.met_by(words)) / total, 9)
+        number = wants_number and covered > 0 and _has_quantity(window, given)
+        return (number, covered, all(u.in_hit for u in window), -len(window), -n)
+
+    best, best_rank = [units[0]], (False, -1.0, False, 0, 0)
+    for n, unit in enumerate(units):
+        windows = [[unit]]
+        following = units[n + 1] if n + 1 < len(units) else None
+        if (
+            following
+            and following.group == unit.group
+            and following.page_number == unit.page_number
+        ):
+            windows.append([unit, following])
+        for window in windows:
+            found = rank(window, n)
+            if found > best_rank:
+                best, best_rank = window, found
+    return best
+
+
+def _evidence(
+    con,
+    target: Target,
+    scope: list[Unit],
+    weights: dict[Term, float],
+    wants_number: bool,
+    given: frozenset[str],
+    labels: dict[tuple[str, int], str | None],
+    budget: int,
+) -> Evidence:
+    if target.table_name in _OWN_BOX or not scope:
+        return _own_box(con, target, labels)
+    window = best_window(scope, weights, wants_number, given)
+    page = window[0].page_number if window[0].page_number is not None else target.page_number
+    return Evidence(
+        page_number=page,
+        page_label=labels.get((target.doc_id, page)) if page is not None else None,
+        bbox=_box(union(u.bbox for u in window)),
+        cited=[u.key for u in window],
+        excerpt=_excerpt(scope, window, budget),
+    )
+
+
+def _excerpt(scope: list[Unit], window: list[Unit], budget: int) -> str:
+    """The window with up to CONTEXT_BEFORE and CONTEXT_AFTER neighbours of its group, within
+    ``budget`` characters (the window itself comes first; context is dropped before it is cut)."""
+    group = [u for u in scope if u.group == window[0].group]
+    at = next(i for i, u in enumerate(group) if u is window[0])
+    text = " ".join(u.text for u in window)
+    if len(text) > budget:
+        return text[:budget].rsplit(" ", 1)[0] + " …"
+    after = group[at + len(window) : at + len(window) + CONTEXT_AFTER]
+    before = group[max(0, at - CONTEXT_BEFORE) : at]
+    for unit in after:
+        if len(text) + len(unit.text) + 1 > budget:
+            break
+        text = f"{text} {unit.text}"
+    for unit in reversed(before):
+        if len(text) + len(unit.text) + 1 > budget:
+            break
+        text = f"{unit.text} {text}"
+    return text
+
+
+def _box(box: Box | None) -> list[float] | None:
+    return None if box is None else list(box)
+
+
+def _own_box(con, target: Target, labels: dict[tuple[str, int], str | None]) -> Evidence:
+    """A region row (figure, equation, table summary) or a row with nothing finer inside."""
+    view = table(target.table_name)
+    bbox = None
+    if "bbox" in {c.name for c in view.columns}:
+        found = con.execute(
+            f"SELECT bbox FROM {view.name} WHERE {view.primary_key} = ?", [target.primary_key]
+        ).fetchone()
+        bbox = found[0] if found else None
+    page = target.page_number
+    return Evidence(
+        page_number=page,
+        page_label=labels.get((target.doc_id, page)) if page is not None else None,
+        bbox=bbox,
+        cited=[target.primary_key] if bbox else [],
+    )
+
+
+# -- scopes ---------------------------------------------------------------------------------
+_SENTENCES = "SELECT sentence_id, text, page_number, bbox, chunk_id FROM sentences"
+
+
+def _scope(con, target: Target) -> list[Unit]:
+    """The citable units around the target's row, in document order."""
+    name, key = target.table_name, target.primary_key
+    if name == "sections":
+        return _sentences(con, f"{_SENTENCES} WHERE section_id = ? ORDER BY ordinal", [key])
+    if name == "tables":  # its rows, then what else is printed on its page
+        rows = _table_rows(con, "t.table_id = ?", [key])
+        if target.page_number is None:
+            return rows
+        around = _sentences(
+            con,
+            f"{_SENTENCES} WHERE doc_id = ? AND page_number = ? ORDER BY ordinal",
+            [target.doc_id, target.page_number],
+        )
+        for unit in around:
+            unit.in_hit = False
+        return rows + around
+    if name == "documents":
+        return _sentences(
+            con,
+            f"{_SENTENCES} WHERE doc_id = ? ORDER BY ordinal LIMIT {MAX_DOCUMENT_UNITS}",
+            [key],
+        )
+    if name in _OWN_BOX:
+        return []
+    if target.page_number is None:  # formats without pages: a chunk's own sentences
+        if name != "chunks":
+            return []
+        return _sentences(con, f"{_SENTENCES} WHERE chunk_id = ? ORDER BY ordinal", [key])
+    # chunks, pages, references, entities: what is printed on that page
+    units = _sentences(
+        con,
+        f"{_SENTENCES} WHERE doc_id = ? AND page_number = ? ORDER BY ordinal",
+        [target.doc_id, target.page_number],
+    )
+    units += _table_rows(
+        con, "t.doc_id = ? AND t.page_number = ?", [target.doc_id, target.page_number]
+    )
+    if name == "chunks":
+        for unit in units:
+            unit.in_hit = unit.group == key
+    return units
+
+
+def _sentences(con, sql: str, params: list) -> list[Unit]:
+    return [
+        Unit(key=key, text=text, page_number=page, bbox=bbox, group=chunk)
+        for key, text, page, bbox, chunk in con.execute(sql, params).fetchall()
+    ]
+
+
+def _table_rows(con, where: str, params: list) -> list[Unit]:
+    """Each grid row of the matching tables as one unit: its cells' texts and their box, read
+    with the header labels of its cells and the table's caption."""
+    rows = con.execute(
+        f"""
+        SELECT c.table_id, c.row, string_agg(c.text, '{ROW_SEP}' ORDER BY c.col),
+               min(c.bbox[1]), min(c.bbox[2]), max(c.bbox[3]), max(c.bbox[4]), t.page_number,
+               list_distinct(flatten(list(c.row_path || c.col_path))), any_value(t.caption)
+        FROM table_cells c JOIN tables t USING (table_id)
+        WHERE {where} AND c.text <> ''
+        GROUP BY c.table_id, c.row, t.page_number, t.ordinal
+        ORDER BY t.ordinal, c.row
+        """,
+        params,
+    ).fetchall()
+    units = []
+    for table_id, row, text, x0, y0, x1, y1, page, headers, caption in rows:
+        bbox = None if x0 is None else [x0, y0, x1, y1]
+        context = " ".join([*(headers or []), caption or ""])
+        units.append(Unit(f"{table_id}-r{row}", text, page, bbox, table_id, context))
+    return units
+
+
+def _has_quantity(window: list[Unit], given: frozenset[str]) -> bool:
+    """Whether the window states a number that is not in ``given``, a citation's year, a
+    footnote mark or a label ('Table 3', '[12]')."""
+    text = _NOT_QUANTITIES.sub(" ", " ".join(u.text for u in window))
+    return any(_NUMBER.fullmatch(w) and w not in given for w in quantity_words(text))
+
+
+# -- terms, weights and labels ----------------------------------------------------------------
+def _terms(query: str) -> list[Term]:
+    """The question's words that are not stopwords, each with the forms that meet it."""
+    seen: set[frozenset[str]] = set()
+    terms = []
+    for word in _WORD.findall(strip_possessives(spell_greek(query)).lower()):
+        forms = frozenset(word_forms(word)) - STOPWORDS
+        if not forms or forms & STOPWORDS or word in STOPWORDS or forms in seen:
+            continue
+        seen.add(forms)
+        parts = [p for p in _COMPOUND.split(word) if p]
+        if len(parts) > 1:
+            forms |= {"".join(parts)}
+            terms.append(Term(forms, frozenset(parts)))
+        else:
+            terms.append(Term(forms, frozenset()))
+    return terms
+
+
+def _weights(terms: list[Term], units: list[Unit]) -> dict[Term, float]:
+    """IDF of each question term over the units in play (terms absent from all weigh 0)."""
+    n = len(units)
+    df = Counter(t for unit in units for t in terms if t.met_by(unit.words))
+    return {t: math.log(1 + n / df[t]) for t in terms if df[t]}
+
+
+def _document_names(con, doc_ids: set[str]) -> dict[str, frozenset[str]]:
+    """doc_id -> the words of its title and file name."""
+    rows = con.execute(
+        "SELECT doc_id, title, file_name FROM documents WHERE list_contains(?, doc_id)",
+        [sorted(doc_ids)],
+    ).fetchall()
+    names = {doc_id: frozenset() for doc_id in doc_ids}
+    for doc_id, title, file_name in rows:
+        stem = (file_name or "").rsplit(".", 1)[0].replace("_", " ")
+        names[doc_id] = words_of(f"{title or ''} {stem}")
+    return names
+
+
+def _within(weights: dict[Term, float], name: frozenset[str]) -> dict[Term, float]:
+    """Weights for finding the answer inside one document: the words that name the document
+    ("Uber", "NICS firearm checks") say which document, not where in it."""
+    return {t: w * NAMED_WEIGHT if t.met_by(name) else w for t, w in weights.items()}
+
+
+def _labels(
+    con, targets: list[Target], scopes: list[list[Unit]]
+) -> dict[tuple[str, int], str | None]:
+    """(doc_id, page) -> the page's printed label where it differs from the page number."""
+    wanted = {(t.doc_id, t.page_number) for t in targets if t.page_number is not None}
+    for target, scope in zip(targets, scopes, strict=True):
+        wanted |= {(target.doc_id, u.page_number) for u in scope if u.page_number is not None}
+    if not wanted:
+        return {}
+    keys = [f"{doc}:{page}" for doc, page in wanted]
+    rows = con.execute(
+        "SELECT doc_id, page_number, label FROM pages "
+        "WHERE list_contains(?, doc_id || ':' || page_number) AND label IS NOT NULL",
+        [keys],
+    ).fetchall()
+    return {(d, p): label for d, p, label in rows if label != str(p)}
