@@ -109,6 +109,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the structured result as JSON")
     p.set_defaults(run=_cmd_call)
 
+    p = sub.add_parser(
+        "compile", help="parse and check a query-compiler expression; print its tree and plan"
+    )
+    p.add_argument("expression", help="e.g. \"Which company ... * What was {company}'s revenue\"")
+    p.add_argument(
+        "--question",
+        action="store_true",
+        help="translate EXPRESSION from natural language with the configured LLM endpoint",
+    )
+    p.add_argument("--json", action="store_true", help="print the tree and plan as JSON")
+    p.set_defaults(run=_cmd_compile)
+
     p = sub.add_parser("check", help="check the vector store matches the database")
     p.add_argument("--index", dest="index_dir", help=index_help)
     p.set_defaults(run=_cmd_check)
@@ -379,6 +391,27 @@ def _call_arguments(spec, pairs: list[str]) -> dict:
         except json.JSONDecodeError:
             arguments[name] = value  # the tool's validation says what it should have been
     return arguments
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    import json
+
+    from tools.errors import ToolError
+    from tools.query_plans import compile_query
+
+    try:
+        if args.question:
+            compiled = compile_query(question=args.expression)
+        else:
+            compiled = compile_query(expression=args.expression)
+    except ToolError as exc:
+        err.print(f"[red]refused[/]: {escape(str(exc))}", highlight=False)
+        return 2
+    if args.json:
+        out.print_json(json.dumps(compiled.model_dump()))
+    else:
+        out.print(compiled.to_markdown(), markup=False, highlight=False, soft_wrap=True)
+    return 0
 
 
 def _cmd_check(args: argparse.Namespace) -> int:

@@ -234,12 +234,9 @@ def test_view_page_highlights_cited_ids(sample_index: Path) -> None:
 
 
 def _units(*texts: str, group: str = "c0") -> list:
-    from tools.evidence import Unit, words_of
+    from tools.evidence import unit
 
-    units = [Unit(f"u{n}", text, 1, [0, n, 1, n + 1], group) for n, text in enumerate(texts)]
-    for unit in units:
-        unit.words = words_of(unit.text)
-    return units
+    return [unit(f"u{n}", text, 1, [0, n, 1, n + 1], group) for n, text in enumerate(texts)]
 
 
 def test_a_quantity_question_cites_the_window_that_states_a_number() -> None:

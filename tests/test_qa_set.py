@@ -49,3 +49,40 @@ def test_gold_pages_are_the_pages_whose_text_matches_the_evidence() -> None:
             evidence = re.compile(item["evidence_regex"])
             matching = [n for n, text in enumerate(texts, 1) if evidence.search(text)]
             assert matching == sorted(item["pages"]), item["id"]
+
+
+MULTIHOP = QA_SET.parent / "multihop.jsonl"
+MULTIHOP_KINDS = {"comparison", "two_part", "dependent", "table_calculate"}
+
+
+def _multihop() -> list[dict]:
+    return [json.loads(line) for line in MULTIHOP.read_text().splitlines() if line.strip()]
+
+
+def test_multihop_items_compile_to_their_leaves() -> None:
+    from tools.query_plans import compile_expression
+
+    items = _multihop()
+    assert len(items) >= 30
+    assert {item["kind"] for item in items} == MULTIHOP_KINDS
+    for item in items:
+        compiled = compile_expression(item["expression"])
+        assert [leaf.question for leaf in compiled.leaves] == [
+            leaf["question"] for leaf in item["leaves"]
+        ], item["id"]
+        needed = {name for leaf in compiled.leaves for name in leaf.needs}
+        assert needed == set(item["answers"]), item["id"]
+        assert item["kind"] != "dependent" or needed, item["id"]
+
+
+@needs_corpus
+def test_multihop_gold_pages_are_the_pages_whose_text_matches_the_evidence() -> None:
+    texts: dict[str, list[str]] = {}
+    for item in _multihop():
+        for leaf in item["leaves"]:
+            if leaf["file"] not in texts:
+                with pymupdf.open(CORPUS / leaf["file"]) as doc:
+                    texts[leaf["file"]] = [" ".join(page.get_text().split()) for page in doc]
+            evidence = re.compile(leaf["evidence_regex"])
+            matching = [n for n, t in enumerate(texts[leaf["file"]], 1) if evidence.search(t)]
+            assert matching == sorted(leaf["pages"]), (item["id"], leaf["question"])

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
-from dataclasses import dataclass, field
+import threading
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from pydantic import BaseModel, Field
 
@@ -69,18 +71,24 @@ class Evidence(BaseModel):
     excerpt: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Unit:
-    """A citable piece of a scope: a sentence or a table row."""
+    """A citable piece of a scope: a sentence or a table row, read once (words and numbers)."""
 
     key: str  # sentences.sentence_id, or '<table_id>-r<row>'
     text: str
     page_number: int | None
     bbox: list[float] | None
     group: str  # chunk_id or table_id: windows and context stay within it
-    context: str = ""  # a table row's header labels and caption: matched, not shown
+    words: frozenset[str]  # of its text and, for a table row, its header labels and caption
+    numbers: frozenset[str]  # quantities it states (not citation years, footnotes, labels)
     in_hit: bool = True  # part of the hit's own row
-    words: frozenset[str] = field(default=frozenset())
+
+
+def unit(
+    key: str, text: str, page: int | None, bbox: list[float] | None, group: str, context: str = ""
+) -> Unit:
+    return Unit(key, text, page, bbox, group, words_of(f"{text} {context}"), _numbers(text))
 
 
 @dataclass(frozen=True)
@@ -111,9 +119,8 @@ def find_evidence(
 ) -> list[Evidence]:
     """Evidence for each target, in order. ``budget`` bounds each excerpt (characters)."""
     con = store.sql()
-    scopes = [_scope(con, t) for t in targets]
-    for unit in (u for scope in scopes for u in scope):
-        unit.words = words_of(f"{unit.text} {unit.context}")
+    pages = _page_units(store, {(t.doc_id, t.page_number) for t in targets if _on_page(t)})
+    scopes = [_scope(con, t, pages) for t in targets]
     terms = _terms(query)
     named = _document_names(con, {t.doc_id for t in targets})
     labels = _labels(con, targets, scopes)
@@ -128,6 +135,7 @@ def find_evidence(
     return out
 
 
+@lru_cache(maxsize=65536)
 def words_of(text: str) -> frozenset[str]:
     """The unit's words in both forms (``word_forms``), with the parts and the run-together form
     of its compounds."""
@@ -243,25 +251,23 @@ def _own_box(con, target: Target, labels: dict[tuple[str, int], str | None]) -> 
 
 # -- scopes ---------------------------------------------------------------------------------
 _SENTENCES = "SELECT sentence_id, text, page_number, bbox, chunk_id FROM sentences"
+_PAGE_CACHE = 4096  # pages whose units are kept between queries (per index generation)
 
 
-def _scope(con, target: Target) -> list[Unit]:
+def _on_page(target: Target) -> bool:
+    """Whether the target's scope is what is printed on its page."""
+    return target.page_number is not None and target.table_name not in (
+        "sections",
+        "documents",
+        *_OWN_BOX,
+    )
+
+
+def _scope(con, target: Target, pages: dict[tuple[str, int], list[Unit]]) -> list[Unit]:
     """The citable units around the target's row, in document order."""
     name, key = target.table_name, target.primary_key
     if name == "sections":
         return _sentences(con, f"{_SENTENCES} WHERE section_id = ? ORDER BY ordinal", [key])
-    if name == "tables":  # its rows, then what else is printed on its page
-        rows = _table_rows(con, "t.table_id = ?", [key])
-        if target.page_number is None:
-            return rows
-        around = _sentences(
-            con,
-            f"{_SENTENCES} WHERE doc_id = ? AND page_number = ? ORDER BY ordinal",
-            [target.doc_id, target.page_number],
-        )
-        for unit in around:
-            unit.in_hit = False
-        return rows + around
     if name == "documents":
         return _sentences(
             con,
@@ -270,60 +276,98 @@ def _scope(con, target: Target) -> list[Unit]:
         )
     if name in _OWN_BOX:
         return []
-    if target.page_number is None:  # formats without pages: a chunk's own sentences
-        if name != "chunks":
-            return []
-        return _sentences(con, f"{_SENTENCES} WHERE chunk_id = ? ORDER BY ordinal", [key])
-    # chunks, pages, references, entities: what is printed on that page
-    units = _sentences(
-        con,
-        f"{_SENTENCES} WHERE doc_id = ? AND page_number = ? ORDER BY ordinal",
-        [target.doc_id, target.page_number],
-    )
-    units += _table_rows(
-        con, "t.doc_id = ? AND t.page_number = ?", [target.doc_id, target.page_number]
-    )
-    if name == "chunks":
-        for unit in units:
-            unit.in_hit = unit.group == key
+    if target.page_number is None:  # formats without pages: the row's own units
+        if name == "chunks":
+            return _sentences(con, f"{_SENTENCES} WHERE chunk_id = ? ORDER BY ordinal", [key])
+        return [u for _, u in _table_rows(con, "t.table_id = ?", [key])] if name == "tables" else []
+    # chunks, pages, tables, references, entities: what is printed on that page; a chunk's or
+    # a table's own units first among equals
+    units = pages[(target.doc_id, target.page_number)]
+    if name in ("chunks", "tables"):
+        return [replace(u, in_hit=u.group == key) for u in units]
     return units
 
 
+class _PageUnits:
+    """The units printed on recently used pages, kept for one index generation."""
+
+    def __init__(self) -> None:
+        self.pages: OrderedDict[tuple[str, int], list[Unit]] = OrderedDict()
+        self.lock = threading.Lock()
+
+
+def _page_units(store: Store, wanted: set[tuple[str, int]]) -> dict[tuple[str, int], list[Unit]]:
+    """Sentences and table rows of each wanted (doc_id, page), from the cache or in two
+    queries for all the missing pages."""
+    cache = store.derived("evidence-page-units", lambda _: _PageUnits())
+    with cache.lock:
+        found = {k: cache.pages[k] for k in wanted if k in cache.pages}
+        for k in found:
+            cache.pages.move_to_end(k)
+    missing = sorted(wanted - set(found))
+    if missing:
+        keys = [f"{doc}:{page}" for doc, page in missing]
+        loaded: dict[tuple[str, int], list[Unit]] = {k: [] for k in missing}
+        con = store.sql()
+        sentences = _sentences(
+            con,
+            f"{_SENTENCES} WHERE list_contains(?, doc_id || ':' || page_number) ORDER BY ordinal",
+            [keys],
+        )
+        for item in sentences:  # sentence ids are '<doc_id>-x<n>'
+            loaded[(item.key.rsplit("-x", 1)[0], item.page_number)].append(item)
+        rows = _table_rows(con, "list_contains(?, t.doc_id || ':' || t.page_number)", [keys])
+        for doc_id, item in rows:
+            loaded[(doc_id, item.page_number)].append(item)
+        with cache.lock:
+            for k, units in loaded.items():
+                cache.pages[k] = units
+            while len(cache.pages) > _PAGE_CACHE:
+                cache.pages.popitem(last=False)
+        found.update(loaded)
+    return found
+
+
 def _sentences(con, sql: str, params: list) -> list[Unit]:
-    return [
-        Unit(key=key, text=text, page_number=page, bbox=bbox, group=chunk)
-        for key, text, page, bbox, chunk in con.execute(sql, params).fetchall()
-    ]
+    rows = con.execute(sql, params).fetchall()
+    return [unit(key, text, page, bbox, chunk) for key, text, page, bbox, chunk in rows]
 
 
-def _table_rows(con, where: str, params: list) -> list[Unit]:
-    """Each grid row of the matching tables as one unit: its cells' texts and their box, read
-    with the header labels of its cells and the table's caption."""
+def _table_rows(con, where: str, params: list) -> list[tuple[str, Unit]]:
+    """(doc_id, unit) for each grid row of the matching tables: its cells' texts and their box,
+    read with the header labels of its cells and the table's caption."""
     rows = con.execute(
         f"""
         SELECT c.table_id, c.row, string_agg(c.text, '{ROW_SEP}' ORDER BY c.col),
                min(c.bbox[1]), min(c.bbox[2]), max(c.bbox[3]), max(c.bbox[4]), t.page_number,
-               list_distinct(flatten(list(c.row_path || c.col_path))), any_value(t.caption)
+               list_distinct(flatten(list(c.row_path || c.col_path))), any_value(t.caption),
+               t.doc_id
         FROM table_cells c JOIN tables t USING (table_id)
         WHERE {where} AND c.text <> ''
-        GROUP BY c.table_id, c.row, t.page_number, t.ordinal
-        ORDER BY t.ordinal, c.row
+        GROUP BY c.table_id, c.row, t.page_number, t.ordinal, t.doc_id
+        ORDER BY t.doc_id, t.ordinal, c.row
         """,
         params,
     ).fetchall()
     units = []
-    for table_id, row, text, x0, y0, x1, y1, page, headers, caption in rows:
+    for table_id, row, text, x0, y0, x1, y1, page, headers, caption, doc_id in rows:
         bbox = None if x0 is None else [x0, y0, x1, y1]
         context = " ".join([*(headers or []), caption or ""])
-        units.append(Unit(f"{table_id}-r{row}", text, page, bbox, table_id, context))
+        units.append((doc_id, unit(f"{table_id}-r{row}", text, page, bbox, table_id, context)))
     return units
 
 
 def _has_quantity(window: list[Unit], given: frozenset[str]) -> bool:
-    """Whether the window states a number that is not in ``given``, a citation's year, a
-    footnote mark or a label ('Table 3', '[12]')."""
-    text = _NOT_QUANTITIES.sub(" ", " ".join(u.text for u in window))
-    return any(_NUMBER.fullmatch(w) and w not in given for w in quantity_words(text))
+    """Whether the window states a number that is not in ``given``."""
+    return any(n not in given for u in window for n in u.numbers)
+
+
+@lru_cache(maxsize=65536)
+def _numbers(text: str) -> frozenset[str]:
+    """The numbers a text states, not counting a citation's year, a footnote mark or a label
+    ('Table 3', '[12]')."""
+    words = quantity_words(_NOT_QUANTITIES.sub(" ", text))
+    return frozenset(w for w in words if _NUMBER.fullmatch(w))
 
 
 # -- terms, weights and labels ----------------------------------------------------------------

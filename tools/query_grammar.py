@@ -9,8 +9,9 @@ questions, parsed into a typed syntax tree and checked before anything runs.
 ``*`` binds tighter than ``+``; ``×`` and a lone `` x `` between parts are ``*`` too. The right
 side of a ``*`` names what it takes from the left side's answer with a placeholder in braces:
 ``Which company reported 29,300 employees * What were {company}'s Gross Bookings in 2021``.
-A question may hold any character but ``+ * × ( ) { }``; write one of them literally with a
-backslash (``\\+``, ``\\(``, ``\\x`` for a literal " x ", ``\\\\`` for a backslash).
+A question may hold any character but ``+ * × ( ) { }``: braces always mark a placeholder, and
+an operator or parenthesis is written literally with a backslash (``\\+``, ``\\(``, ``\\x`` for a
+lone letter x, which would read as ``×``, ``\\\\`` for a backslash).
 
 The checks (QCompiler's DFS validation, plus bounds): every ``*`` must have a placeholder in its
 right side (else a missing dependency), every placeholder must sit in the right side of a ``*``
@@ -37,7 +38,7 @@ MAX_NAME_CHARS = 40
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _OPERATORS = {"+": "plus", "*": "times", "×": "times", "(": "open", ")": "close"}
-_ESCAPABLE = set("+*×(){}x\\")
+_ESCAPABLE = set("+*×()x\\")
 
 
 class QueryError(ToolError):
@@ -115,15 +116,10 @@ def _wrap(node: Node, needed: bool) -> str:
 def _escape(question: str) -> str:
     out = []
     for n, ch in enumerate(question):
-        inside = _inside_placeholder(question, n)
-        if ch in "+*×()\\" or (ch in "{}" and not inside) or _lone_x(question, n):
+        if ch in "+*×()\\" or _lone_x(question, n):
             out.append("\\")
         out.append(ch)
     return "".join(out)
-
-
-def _inside_placeholder(text: str, n: int) -> bool:
-    return any(m.start() <= n < m.end() for m in _PLACEHOLDER.finditer(text))
 
 
 def _lone_x(text: str, n: int) -> bool:
@@ -169,7 +165,8 @@ def tokenize(expression: str) -> list[_Token]:
         if ch == "\\":
             if n + 1 >= len(expression) or expression[n + 1] not in _ESCAPABLE:
                 raise QueryError(
-                    "a backslash escapes one of + * × ( ) { } x \\; write \\\\ for a backslash",
+                    "a backslash escapes one of + * × ( ) x \\; write \\\\ for a backslash "
+                    "(braces always mark a placeholder)",
                     n,
                 )
             if not text:
@@ -194,7 +191,7 @@ def tokenize(expression: str) -> list[_Token]:
             n = close + 1
             continue
         if ch == "}":
-            raise QueryError("'}' closes no placeholder; write \\} for a literal brace", n)
+            raise QueryError("'}' closes no placeholder (braces mark placeholders only)", n)
         if not text:
             text_start = n
         text.append(ch)
