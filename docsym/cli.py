@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from storage.paths import resolve_index_dir
+from storage.paths import IndexNotFoundError, resolve_index_dir
 from storage.settings import SettingsError, get_settings, reload_settings, settings_table
 
 err = Console(stderr=True)
@@ -37,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.run(args)
+    except IndexNotFoundError as exc:
+        err.print(f"[red]no index[/]: {escape(str(exc))}", highlight=False)
+        return 2
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: documents committed so far are kept")
         return 130
@@ -112,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compile", help="parse and check a query-compiler expression; print its tree and plan"
     )
-    p.add_argument("expression", help="e.g. \"Which company ... * What was {company}'s revenue\"")
+    p.add_argument("expression", help='e.g. "Which company ... * What was {company}\'s revenue"')
     p.add_argument(
         "--question",
         action="store_true",
@@ -348,7 +351,6 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _cmd_call(args: argparse.Namespace) -> int:
     import json
 
-    from storage.reader import IndexNotFoundError
     from tools.errors import ToolError
     from tools.registry import TOOLS, tool
 
@@ -423,6 +425,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
         f"{result.missing_count}, orphans {result.orphan_count}; entries lacking per collection: "
         f"{result.collections}"
     )
+    if result.unpublished:
+        out.print(
+            f"{result.unpublished} entries past the published generation (hidden from every "
+            "tool; the next index run removes them)"
+        )
     for item in result.missing:
         out.print(f"missing {item}")
     for item in result.orphans:

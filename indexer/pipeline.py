@@ -20,6 +20,7 @@ from indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
 from indexer.summaries import LlmSummariser, summarise_document, summariser_from_settings
 from indexer.views import FileFacts, build_rows
 from storage.encoder import Encoder, get_encoder
+from storage.paths import IndexPaths
 from storage.rows import DocumentRows
 from storage.settings import get_settings
 from storage.vectors import VectorStore
@@ -78,8 +79,11 @@ class _Sinks:
         self._collection_ready = False
 
     def reconcile(self) -> set[str]:
-        """Drop vector entries of documents the database lacks (a killed run can leave them);
-        return the documents whose vectors are missing, so they get indexed again."""
+        """Undo what a killed run wrote to the vector store after the last publish, drop
+        entries of documents the database lacks; return the documents whose vectors are
+        missing, so they get indexed again."""
+        self.vectors.discard_unpublished(self.writer.published)
+        self.vectors.generation = self.writer.generation
         in_db = {doc_id for doc_id, _ in self.writer.documents_by_path().values()}
         self.vectors.remove_documents(self.vectors.doc_ids() - in_db)
         return in_db - self.vectors.embedded_doc_ids(self.encoder.collection)
@@ -121,10 +125,13 @@ def index_paths(
     progress = progress or Progress()
     report = IndexReport()
     files = discover(paths)
-    # Committed documents reach readers every publish_seconds (see storage/writer.py).
-    with IndexWriter(index_dir, publish_every=get_settings().publish_seconds) as writer:
-        vectors = VectorStore(writer.paths.vectors)
-        try:
+    # Committed documents reach readers every publish_seconds (see storage/writer.py); the
+    # vector store is told each publish, so readers see the entries of that generation only.
+    index_dir.mkdir(parents=True, exist_ok=True)
+    vectors = VectorStore(IndexPaths(index_dir).vectors)
+    try:
+        publish_every = get_settings().publish_seconds
+        with IndexWriter(index_dir, publish_every, vectors.published) as writer:
             sinks = _Sinks(writer, vectors, get_encoder(model_name))
             stale = sinks.reconcile()
             if writer.needs_reindex:
@@ -139,9 +146,9 @@ def index_paths(
                 _prune(sinks, report)
             if writer.needs_reindex:
                 writer.reindex_done()
-            vectors.checkpoint()
-        finally:
-            vectors.close()
+        vectors.checkpoint()
+    finally:
+        vectors.close()
     report.elapsed = time.perf_counter() - started
     return report
 

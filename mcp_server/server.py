@@ -18,19 +18,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, UnexpectedToolError
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
+from pydantic import ValidationError
 
 from storage.encoder import get_encoder
-from storage.reader import IndexNotFoundError
+from storage.paths import IndexNotFoundError
 from storage.store import Store
+from storage.values import MAX_MESSAGE_CHARS, echo, scrub
 from tools import documents, guide, outline
 from tools.errors import ToolError
-from tools.registry import TOOLS
+from tools.registry import TOOLS, tool
 from tools.results import ToolResult
-from tools.spec import ToolSpec
+from tools.spec import ToolSpec, argument_problems
 
 log = logging.getLogger("docsym.mcp")
 
@@ -42,9 +44,50 @@ INSTRUCTIONS = (
 )
 
 
+class DocsymServer(MCPServer):
+    """The SDK's server with refusals a client can act on: every failed call says why, in a
+    bounded message. The SDK's own texts would echo a rejected argument whole (a 10 MB label
+    comes back as a 10 MB error) and say only "Error executing tool" for a crash."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> Any:
+        _refuse_unknown_arguments(name, arguments)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:
+            raise McpToolError(_crash_text(name, exc.__cause__)) from exc
+        except McpToolError as exc:
+            raise McpToolError(_refusal_text(name, exc)) from exc
+
+
+def _refuse_unknown_arguments(name: str, arguments: dict[str, Any]) -> None:
+    """The SDK drops arguments its signature lacks; a misspelt name should be refused instead,
+    or the client never learns its filter was ignored."""
+    known = next((spec.arguments.model_fields for spec in TOOLS if spec.name == name), None)
+    unknown = [key for key in arguments if known is not None and key not in known]
+    if unknown:
+        names = ", ".join(echo(repr(key), 80) for key in unknown[:5])
+        raise McpToolError(f"{name}: unknown argument(s) {names}. Call it as {tool(name).usage()}.")
+
+
+def _refusal_text(name: str, exc: McpToolError) -> str:
+    if isinstance(exc.__cause__, ValidationError):
+        return argument_problems(tool(name), exc.__cause__)
+    return echo(str(exc), MAX_MESSAGE_CHARS)
+
+
+def _crash_text(name: str, cause: BaseException | None) -> str:
+    """A crash still gets a reason: its type and a scrubbed message (no host paths)."""
+    log.error("%s crashed", name, exc_info=cause)
+    if cause is None:
+        return f"{name} could not answer."
+    return f"{name} could not answer: {type(cause).__name__}: {scrub(str(cause))}"
+
+
 def build_server(index_dir: Path) -> MCPServer:
     store = Store(index_dir)
-    server = MCPServer(name="docsym", instructions=INSTRUCTIONS)
+    server = DocsymServer(name="docsym", instructions=INSTRUCTIONS)
     get_encoder().warm_up()  # the first search should not wait for the model
     for spec in TOOLS:
         server.add_tool(

@@ -121,7 +121,7 @@ def upgrade(
     con.execute(
         f"CREATE TABLE IF NOT EXISTS {schema.META_TABLE} (key VARCHAR PRIMARY KEY, value VARCHAR)"
     )
-    recorded = _meta(con, "schema_version")
+    recorded = read_meta(con, "schema_version")
     is_new = recorded is None and not _has_table(con, "documents")
     # Indexes older than version records hold the first views only.
     version = newest if is_new else int(recorded or 1)
@@ -138,10 +138,10 @@ def upgrade(
             reindex |= migration.reindex
     for statement in schema.ddl():  # a new index; and descriptions may have improved
         con.execute(statement)
-    _set_meta(con, "schema_version", str(newest))
+    write_meta(con, "schema_version", str(newest))
     if reindex and _count(con, "documents"):
-        _set_meta(con, PENDING_REINDEX, "1")
-    return Upgrade(version, newest, _meta(con, PENDING_REINDEX) == "1")
+        write_meta(con, PENDING_REINDEX, "1")
+    return Upgrade(version, newest, read_meta(con, PENDING_REINDEX) == "1")
 
 
 def reindex_done(con: duckdb.DuckDBPyConnection) -> None:
@@ -149,12 +149,13 @@ def reindex_done(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"DELETE FROM {schema.META_TABLE} WHERE key = ?", [PENDING_REINDEX])
 
 
-def _meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
+def read_meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
+    """A value of the index's own bookkeeping (docsym_meta), None if unset."""
     row = con.execute(f"SELECT value FROM {schema.META_TABLE} WHERE key = ?", [key]).fetchone()
     return None if row is None else row[0]
 
 
-def _set_meta(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
+def write_meta(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
     con.execute(f"INSERT OR REPLACE INTO {schema.META_TABLE} VALUES (?, ?)", [key, value])
 
 

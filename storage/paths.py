@@ -9,6 +9,10 @@ from pathlib import Path
 from storage.settings import get_settings
 
 
+class IndexNotFoundError(FileNotFoundError):
+    """There is no index at the given directory yet."""
+
+
 def resolve_index_dir(explicit: str | os.PathLike | None = None) -> Path:
     """``--index DIR`` if given, else ``$DOCSYM_INDEX``, else ``./.docsym``."""
     chosen = explicit or get_settings().index

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import duckdb
 
-from storage.paths import IndexPaths
+from storage import generations
+from storage.paths import IndexNotFoundError, IndexPaths
 
 SANDBOX = {
     "enable_external_access": False,
@@ -24,18 +25,18 @@ SANDBOX = {
     "lock_configuration": True,
     "threads": 2,
     "memory_limit": "2GB",
+    "temp_directory": "",  # nothing spills to disk, and no host path shows in the settings
 }
 
 
-class IndexNotFoundError(FileNotFoundError):
-    """There is no index at the given directory yet."""
-
-
 class IndexReader:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, **config: str | int) -> None:
+        """``config`` overrides the sandbox's threads and memory_limit (the SQL workers')."""
         self.paths = IndexPaths(root)
+        self._config = {**SANDBOX, **config}
         self._con: duckdb.DuckDBPyConnection | None = None
         self._identity: tuple[int, int] | None = None
+        self._published: tuple[tuple[int, int] | None, int] | None = None
         self._lock = threading.Lock()
 
     def connection(self) -> duckdb.DuckDBPyConnection:
@@ -45,7 +46,9 @@ class IndexReader:
             if self._con is None or identity != self._identity:
                 if self._con is not None:
                     self._con.close()
-                self._con = duckdb.connect(str(self.paths.duckdb), read_only=True, config=SANDBOX)
+                self._con = duckdb.connect(
+                    str(self.paths.duckdb), read_only=True, config=self._config
+                )
                 self._identity = identity
             return self._con.cursor()
 
@@ -53,6 +56,14 @@ class IndexReader:
         """Identity of the published index file: changes when the indexer publishes."""
         with self._lock:
             return self._current_identity()
+
+    def published(self) -> int:
+        """The generation number the indexer stamped on the file readers see now."""
+        con = self.connection()
+        with self._lock:
+            if self._published is None or self._published[0] != self._identity:
+                self._published = (self._identity, generations.published(con))
+            return self._published[1]
 
     def _current_identity(self) -> tuple[int, int]:
         try:

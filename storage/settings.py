@@ -62,6 +62,29 @@ class Settings(BaseSettings):
     llm_timeout: float = Field(
         default=30.0, gt=0, description="Seconds to wait for each answer of that endpoint."
     )
+    sql_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=600,
+        description="`run_sql`: wall time of one statement, parse included; the worker "
+        "process running it is killed when it passes.",
+    )
+    sql_memory_mb: int = Field(
+        default=1024,
+        ge=64,
+        description="`run_sql`: memory one statement may use (the worker's address-space cap "
+        "above what it maps at start).",
+    )
+    sql_workers: int = Field(
+        default=2, ge=1, le=64, description="`run_sql`: statements that may run at once."
+    )
+    sql_wait_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        le=60,
+        description="`run_sql`: how long a statement waits for a free worker before the "
+        "client is told the server is busy.",
+    )
 
 
 class SettingsError(ValueError):

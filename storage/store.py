@@ -6,6 +6,10 @@ BM25 or dense candidates from ``vectors.sqlite``, and for entry metadata. A serv
 
 Dense search runs on an in-memory ``VectorIndex`` built from the sqlite-vec table (the store of
 record) and rebuilt when an indexer commits new vectors (SQLite's ``data_version`` changes).
+
+Every read of ``vectors.sqlite`` keeps to the entries of the DuckDB generation being read
+(``storage/generations.py``): an indexer killed between writing a document's vectors and
+publishing its rows leaves entries no tool shows.
 """
 
 from __future__ import annotations
@@ -20,9 +24,12 @@ import apsw
 import numpy as np
 
 from language.terms import search_words
+from storage import generations
 from storage.encoder import Encoder, get_encoder
-from storage.paths import IndexPaths
-from storage.reader import IndexNotFoundError, IndexReader
+from storage.paths import IndexNotFoundError, IndexPaths
+from storage.reader import IndexReader
+from storage.settings import get_settings
+from storage.sql_pool import SqlLimits, SqlPool, SqlRows
 from storage.vector_index import VectorIndex, load_from_sqlite
 from storage.vectors import BM25, Entry, connect, vec_table
 
@@ -44,12 +51,27 @@ class Store:
         self._lock = threading.RLock()
         self._con: apsw.Connection | None = None
         self._identity: tuple[int, int] | None = None
-        self._dense: dict[str, tuple[int, VectorIndex]] = {}
+        self._stamped = False  # the vector store has generation stamps (schema 2)
+        self._dense: dict[str, tuple[tuple[int, int], VectorIndex]] = {}
         self._derived: dict[str, tuple[tuple, object]] = {}
+        self._sql_pool: SqlPool | None = None
 
     # -- DuckDB ------------------------------------------------------------------------------
     def sql(self):
+        """A cursor for the tools' own queries (fixed SQL with parameters)."""
         return self.reader.connection()
+
+    def client_sql(self, sql: str, limit: int) -> SqlRows:
+        """Run a client's statement in a worker process bounded in time and memory."""
+        with self._lock:
+            if self._sql_pool is None:
+                s = get_settings()
+                limits = SqlLimits(
+                    s.sql_seconds, s.sql_memory_mb, s.sql_workers, s.sql_wait_seconds
+                )
+                self._sql_pool = SqlPool(self.paths.root, limits)
+            pool = self._sql_pool
+        return pool.run(sql, limit)
 
     # -- vectors.sqlite ----------------------------------------------------------------------
     def _vectors(self) -> apsw.Connection:
@@ -67,7 +89,16 @@ class Store:
             self._con = connect(self.paths.vectors, readonly=True)
             self._identity = identity
             self._dense.clear()
+            columns = {r[1] for r in self._con.execute("PRAGMA table_info(entries)")}
+            self._stamped = "born" in columns
         return self._con
+
+    def visible(self, alias: str = "e") -> str:
+        """SQL condition on ``entries``: those of the published DuckDB generation."""
+        self._vectors()
+        if not self._stamped:  # written before stamps: every entry is live
+            return "1"
+        return generations.visible(self.reader.published(), alias)
 
     def collections(self) -> dict[str, tuple[str, str | None, int | None]]:
         with self._lock:
@@ -84,11 +115,12 @@ class Store:
         if not terms:
             return []
         match = " OR ".join(f'"{t}"' for t in terms)
-        sql = (
-            f"SELECT {BM25}.rowid, -bm25({BM25}) FROM {BM25} JOIN entries e ON e.id = {BM25}.rowid "
-            f"WHERE {BM25} MATCH ? AND ({where}) ORDER BY bm25({BM25}) LIMIT ?"
-        )
         with self._lock:
+            sql = (
+                f"SELECT {BM25}.rowid, -bm25({BM25}) FROM {BM25} "
+                f"JOIN entries e ON e.id = {BM25}.rowid WHERE {BM25} MATCH ? "
+                f"AND ({where}) AND {self.visible()} ORDER BY bm25({BM25}) LIMIT ?"
+            )
             return list(self._vectors().execute(sql, [match, *(params or []), limit]))
 
     def dense(
@@ -105,7 +137,7 @@ class Store:
             subset = None
             if where != "1":
                 rows = self._vectors().execute(
-                    f"SELECT id FROM entries e WHERE {where}", params or []
+                    f"SELECT id FROM entries e WHERE ({where}) AND {self.visible()}", params or []
                 )
                 subset = np.fromiter((r[0] for r in rows), dtype=np.int64)
                 if subset.size == 0:
@@ -119,11 +151,16 @@ class Store:
             return self._dense_index(collection).similarities(vector, ids)
 
     def _dense_index(self, collection: str) -> VectorIndex:
+        """The collection's vectors of the published generation, loaded once per change."""
         con = self._vectors()
-        version = con.execute("PRAGMA data_version").fetchone()[0]
+        version = (con.execute("PRAGMA data_version").fetchone()[0], self.reader.published())
         cached = self._dense.get(collection)
         if cached is None or cached[0] != version:
-            self._dense[collection] = (version, load_from_sqlite(con, vec_table(collection)))
+            index = load_from_sqlite(con, vec_table(collection))
+            if self._stamped:
+                hidden = con.execute(f"SELECT id FROM entries e WHERE NOT {self.visible()}")
+                index = index.without(np.fromiter((r[0] for r in hidden), dtype=np.int64))
+            self._dense[collection] = (version, index)
         return self._dense[collection][1]
 
     def entries(self, ids: list[int]) -> dict[int, EntryRow]:
@@ -142,7 +179,8 @@ class Store:
         """id -> (table_name, column_name, primary_key) of the entries matching ``where``."""
         with self._lock:
             rows = self._vectors().execute(
-                f"SELECT id, table_name, column_name, primary_key FROM entries e WHERE {where}",
+                "SELECT id, table_name, column_name, primary_key FROM entries e "
+                f"WHERE ({where}) AND {self.visible()}",
                 params,
             )
             return {r[0]: (r[1], r[2], r[3]) for r in rows}
@@ -167,12 +205,23 @@ class Store:
 
     def entry_ids(self, where: str, params: list) -> list[int]:
         with self._lock:
-            rows = self._vectors().execute(f"SELECT id FROM entries e WHERE {where}", params)
+            rows = self._vectors().execute(
+                f"SELECT id FROM entries e WHERE ({where}) AND {self.visible()}", params
+            )
             return [r[0] for r in rows]
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def close(self) -> None:
         with self._lock:
             if self._con is not None:
                 self._con.close()
                 self._con = None
+            if self._sql_pool is not None:
+                self._sql_pool.close()
+                self._sql_pool = None
             self.reader.close()

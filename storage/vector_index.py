@@ -75,6 +75,13 @@ class VectorIndex:
     def __len__(self) -> int:
         return len(self.rowids)
 
+    def without(self, hidden: np.ndarray) -> VectorIndex:
+        """This index less the given rowids (self when none of them is in it)."""
+        keep = ~np.isin(self.rowids, np.asarray(hidden, dtype=np.int64))
+        if keep.all():
+            return self
+        return VectorIndex.build(self.rowids[keep], self.vectors[keep])
+
     @property
     def nbytes(self) -> int:
         """Memory held by the index's arrays."""

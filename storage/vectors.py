@@ -8,7 +8,8 @@ Collections share the entry ids: the FTS5 rowid and the vec0 rowid are ``entries
 
 SQLite's WAL mode lets the server read while an indexer writes; each document's entries are
 replaced in one transaction, written before the document's DuckDB rows (so the vector side never
-lacks what the database has) and reconciled with the database at the start of each run.
+lacks what the database has). Entries carry the generation that added and the one that retired
+them, so readers see exactly the entries of the published DuckDB file (``storage/generations.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import sqlite_vec
 from storage.schema import keyword_columns
 
 BM25 = "bm25"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: entries stamped with born/died generations
 
 
 @dataclass(frozen=True)
@@ -70,9 +71,10 @@ def vec_table(collection: str) -> str:
 class VectorStore:
     """Read and write ``vectors.sqlite``. One instance per connection; not thread-safe."""
 
-    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+    def __init__(self, path: Path, *, readonly: bool = False, generation: int = 1) -> None:
         self.path = path
         self.readonly = readonly
+        self.generation = generation  # stamped on what is written: the one being built
         self.con = connect(path, readonly=readonly)
         if not readonly:
             self.con.execute("PRAGMA journal_mode=WAL")
@@ -93,9 +95,8 @@ class VectorStore:
                 id INTEGER PRIMARY KEY,
                 table_name TEXT NOT NULL, column_name TEXT NOT NULL, primary_key TEXT NOT NULL,
                 doc_id TEXT NOT NULL, page_number INTEGER, text TEXT NOT NULL,
-                UNIQUE (table_name, column_name, primary_key));
-            CREATE INDEX IF NOT EXISTS entries_doc ON entries (doc_id);
-            CREATE INDEX IF NOT EXISTS entries_view ON entries (table_name, column_name);
+                born INTEGER NOT NULL DEFAULT 0, died INTEGER,
+                UNIQUE (table_name, column_name, primary_key, born));
             CREATE TABLE IF NOT EXISTS embedded_docs (
                 doc_id TEXT NOT NULL, collection TEXT NOT NULL, entries INTEGER NOT NULL,
                 PRIMARY KEY (doc_id, collection));
@@ -104,9 +105,45 @@ class VectorStore:
             INSERT OR IGNORE INTO collections VALUES ('bm25', 'fts5', NULL, NULL);
             """
         )
+        self._stamp_entries()
         self.con.execute(
-            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            """
+            CREATE INDEX IF NOT EXISTS entries_doc ON entries (doc_id);
+            CREATE INDEX IF NOT EXISTS entries_view ON entries (table_name, column_name);
+            CREATE INDEX IF NOT EXISTS entries_born ON entries (born);
+            CREATE INDEX IF NOT EXISTS entries_died ON entries (died);
+            """
         )
+        self.con.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+        )
+
+    def _stamp_entries(self) -> None:
+        """Version 1 stores had no generation stamps: their entries are all of generation 0.
+        SQLite cannot change a UNIQUE constraint in place, so the table is rebuilt (ids kept:
+        they are the rowids of the FTS and vector tables)."""
+        columns = {r[1] for r in self.con.execute("PRAGMA table_info(entries)")}
+        if "born" in columns:
+            return
+        with self.con:
+            self.con.execute(
+                """
+                ALTER TABLE entries RENAME TO entries_v1;
+                DROP INDEX IF EXISTS entries_doc;
+                DROP INDEX IF EXISTS entries_view;
+                CREATE TABLE entries (
+                    id INTEGER PRIMARY KEY,
+                    table_name TEXT NOT NULL, column_name TEXT NOT NULL,
+                    primary_key TEXT NOT NULL, doc_id TEXT NOT NULL, page_number INTEGER,
+                    text TEXT NOT NULL, born INTEGER NOT NULL DEFAULT 0, died INTEGER,
+                    UNIQUE (table_name, column_name, primary_key, born));
+                INSERT INTO entries (id, table_name, column_name, primary_key, doc_id,
+                    page_number, text)
+                    SELECT id, table_name, column_name, primary_key, doc_id, page_number, text
+                    FROM entries_v1;
+                DROP TABLE entries_v1;
+                """
+            )
 
     def ensure_collection(self, name: str, model: str, dim: int) -> None:
         found = self.con.execute(
@@ -139,17 +176,25 @@ class VectorStore:
         entries: Sequence[Entry],
         vectors: dict[str, np.ndarray],
     ) -> None:
-        """Delete every entry of ``doc_ids``, then insert ``entries`` with their vectors
+        """Retire every entry of ``doc_ids``, then insert ``entries`` with their vectors
         (``vectors[collection][i]`` belongs to ``entries[i]``), in one transaction."""
         with self.con:
             for doc_id in set(doc_ids):
-                self._delete_doc(doc_id)
+                self._retire_doc(doc_id)
             ids = []
             for e in entries:
                 (entry_id,) = self.con.execute(
                     "INSERT INTO entries (table_name, column_name, primary_key, doc_id, "
-                    "page_number, text) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                    (e.table_name, e.column_name, e.primary_key, e.doc_id, e.page_number, e.text),
+                    "page_number, text, born) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    (
+                        e.table_name,
+                        e.column_name,
+                        e.primary_key,
+                        e.doc_id,
+                        e.page_number,
+                        e.text,
+                        self.generation,
+                    ),
                 ).fetchone()
                 ids.append(entry_id)
             keyword = keyword_columns()
@@ -177,20 +222,46 @@ class VectorStore:
                     )
 
     def remove_documents(self, doc_ids: Iterable[str]) -> None:
+        """Retire the entries of ``doc_ids``: readers stop seeing them at the next publish."""
         with self.con:
             for doc_id in set(doc_ids):
-                self._delete_doc(doc_id)
+                self._retire_doc(doc_id)
 
-    def _delete_doc(self, doc_id: str) -> None:
-        ids = [
-            (r[0],) for r in self.con.execute("SELECT id FROM entries WHERE doc_id = ?", (doc_id,))
-        ]
+    def _retire_doc(self, doc_id: str) -> None:
+        # Entries no reader has seen (born in the generation being built) can go at once.
+        self._delete_where("doc_id = ? AND born >= ?", (doc_id, self.generation))
+        self.con.execute(
+            "UPDATE entries SET died = ? WHERE doc_id = ? AND died IS NULL",
+            (self.generation, doc_id),
+        )
+        self.con.execute("DELETE FROM embedded_docs WHERE doc_id = ?", (doc_id,))
+
+    def published(self, generation: int) -> None:
+        """The DuckDB file of ``generation`` is out: forget what it retired, build the next."""
+        self.purge(generation)
+        self.generation = generation + 1
+
+    def purge(self, published: int) -> None:
+        """After generation ``published`` is out: delete the entries no reader can see again."""
+        with self.con:
+            self._delete_where("died <= ?", (published,))
+
+    def discard_unpublished(self, published: int) -> None:
+        """At the start of a run: undo what a killed run wrote after generation ``published``
+        (its entries, and its retirement of older ones)."""
+        with self.con:
+            self._delete_where("born > ?", (published,))
+            self.con.execute("UPDATE entries SET died = NULL WHERE died > ?", (published,))
+
+    def _delete_where(self, condition: str, params: tuple) -> None:
+        found = self.con.execute(f"SELECT id FROM entries WHERE {condition}", params)
+        ids = [(r[0],) for r in found]
         if not ids:
             return
         self.con.executemany("DELETE FROM bm25 WHERE rowid = ?", ids)
         for name in self.dense_collections():
             self.con.executemany(f"DELETE FROM {vec_table(name)} WHERE rowid = ?", ids)
-        self.con.execute("DELETE FROM entries WHERE doc_id = ?", (doc_id,))
+        self.con.executemany("DELETE FROM entries WHERE id = ?", ids)
 
     def embedded_doc_ids(self, collection: str) -> set[str]:
         """Documents whose entries are complete in ``collection``."""
@@ -200,7 +271,10 @@ class VectorStore:
         return {r[0] for r in rows}
 
     def doc_ids(self) -> set[str]:
-        rows = self.con.execute("SELECT doc_id FROM entries UNION SELECT doc_id FROM embedded_docs")
+        """Documents with live entries (or recorded as embedded)."""
+        rows = self.con.execute(
+            "SELECT doc_id FROM entries WHERE died IS NULL UNION SELECT doc_id FROM embedded_docs"
+        )
         return {r[0] for r in rows}
 
     def checkpoint(self) -> None:

@@ -6,7 +6,9 @@ document per transaction there, and *publishes* by atomically renaming a checkpo
 ``index.duckdb``. Readers (the MCP server) open the published file read-only and reopen it when
 its inode changes, so they keep answering during an index run and see new documents afterwards.
 Killing the indexer at any moment leaves the last published file intact; the next run starts
-from it. A lock file keeps two indexers from racing.
+from it. Each publish is numbered (a *generation*, recorded in the file) so the vector store can
+show readers exactly the entries of the file they read (``storage/generations.py``). A lock file
+keeps two indexers from racing.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ import fcntl
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 
-from storage import migrations, schema
+from storage import generations, migrations, schema
 from storage.paths import IndexPaths
 from storage.rows import DocumentRows, Row, Table
 
@@ -30,9 +33,17 @@ class IndexLockedError(RuntimeError):
 
 
 class IndexWriter:
-    def __init__(self, root: Path, publish_every: float = 30.0) -> None:
+    def __init__(
+        self,
+        root: Path,
+        publish_every: float = 30.0,
+        after_publish: Callable[[int], None] | None = None,
+    ) -> None:
         self.paths = IndexPaths(root)
         self.publish_every = publish_every
+        # Told each published generation's number, once readers can see it.
+        self.after_publish = after_publish
+        self.published = 0  # the generation readers see; the one being built is published + 1
         self._lock_file = None
         self._con: duckdb.DuckDBPyConnection | None = None
         self._last_publish = time.monotonic()
@@ -49,6 +60,7 @@ class IndexWriter:
         if self.paths.duckdb.exists():
             shutil.copyfile(self.paths.duckdb, work)
         self._con = duckdb.connect(str(work))
+        self.published = generations.published(self._con)
         upgrade = migrations.upgrade(self._con)
         # Documents written by an older docsym may lack newer views: index them again.
         self.needs_reindex = upgrade.reindex
@@ -129,8 +141,14 @@ class IndexWriter:
         if time.monotonic() - self._last_publish >= self.publish_every:
             self.publish()
 
+    @property
+    def generation(self) -> int:
+        """The generation being built: what new vector entries are stamped with."""
+        return self.published + 1
+
     def publish(self) -> None:
         """Make everything committed so far visible to readers, atomically."""
+        generations.stamp(self.con, self.generation)
         self.con.execute("CHECKPOINT")
         staging = self.paths.root / ".index.duckdb.publish"
         shutil.copyfile(self.paths.work_duckdb, staging)
@@ -138,14 +156,22 @@ class IndexWriter:
         os.replace(staging, self.paths.duckdb)
         self._last_publish = time.monotonic()
         self._dirty = False
+        self._published_as(self.generation)
 
     def _final_publish(self) -> None:
+        generations.stamp(self.con, self.generation)
         self.con.execute("CHECKPOINT")
         self.con.close()
         self._con = None
         _fsync(self.paths.work_duckdb)
         os.replace(self.paths.work_duckdb, self.paths.duckdb)
         self._dirty = False
+        self._published_as(self.generation)
+
+    def _published_as(self, generation: int) -> None:
+        self.published = generation
+        if self.after_publish is not None:
+            self.after_publish(generation)
 
     # -- schema and lock -------------------------------------------------------------------
     def reindex_done(self) -> None:

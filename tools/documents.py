@@ -9,9 +9,10 @@ from pydantic import BaseModel, Field
 
 from storage import schema
 from storage.store import Store
+from storage.values import jsonable
 from tools.errors import ToolError
-from tools.results import TableResult, jsonable
-from tools.spec import Arguments, ToolSpec
+from tools.results import TableResult
+from tools.spec import MAX_FILTER_CHARS, Arguments, Offset, ToolSpec
 
 MAX_DOCUMENTS = 200
 
@@ -55,10 +56,14 @@ def index_status(store: Store) -> IndexStatus:
 
 class ListDocumentsArgs(Arguments):
     filter: Annotated[
-        str, Field(description="Substring of title, file name or format; empty for all")
+        str,
+        Field(
+            description="Substring of title, file name or format; empty for all",
+            max_length=MAX_FILTER_CHARS,
+        ),
     ] = ""
     limit: Annotated[int, Field(ge=1, le=MAX_DOCUMENTS)] = 50
-    offset: Annotated[int, Field(ge=0)] = 0
+    offset: Offset = 0
 
 
 LIST_DOCUMENTS = ToolSpec(

@@ -14,7 +14,7 @@ from tools.errors import NotFoundError, ToolError
 from tools.evidence import Evidence, Target, find_evidence
 from tools.graph import EntityGraph, entity_graph
 from tools.results import ToolResult, markdown_table, page_citation, with_note
-from tools.spec import Arguments, ToolSpec
+from tools.spec import Arguments, Name, ToolSpec
 
 MAX_LIMIT = 50
 SECTIONS_PER_ENTITY = 5
@@ -243,7 +243,7 @@ class FindEntitiesArgs(Arguments):
     query: Annotated[str, Field(description="An entity name, e.g. 'DPR'", max_length=200)]
     doc_id: Annotated[str | None, Field(description="From list_documents.", max_length=64)] = None
     entity_types: Annotated[
-        list[str] | None, Field(description=f"Some of: {ENTITY_TYPES}", max_length=14)
+        list[Name] | None, Field(description=f"Some of: {ENTITY_TYPES}", max_length=14)
     ] = None
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = 10
 

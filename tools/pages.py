@@ -19,7 +19,7 @@ from pydantic import Field
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
 from tools.results import ToolResult
-from tools.spec import Arguments, ToolSpec
+from tools.spec import Arguments, Box, PageNumber, ToolSpec
 
 if TYPE_CHECKING:  # PyMuPDF loads on the first view_page: the server starts faster without it
     import pymupdf
@@ -263,16 +263,14 @@ def _fmt(rect: pymupdf.Rect) -> str:
 
 class ViewPageArgs(Arguments):
     doc_id: Annotated[str, Field(description="From list_documents.", max_length=64)]
-    page_number: Annotated[int, Field(ge=1, le=100_000)]
-    bounding_box: Annotated[
-        list[float] | None, Field(description="[x0, y0, x1, y1] in PDF points")
-    ] = None
+    page_number: PageNumber
+    bounding_box: Annotated[Box | None, Field(description="[x0, y0, x1, y1] in PDF points")] = None
     dpi: Annotated[int, Field(ge=MIN_DPI, le=MAX_DPI)] = 110
     highlights: Annotated[
-        list[list[float]] | None, Field(description="boxes to draw", max_length=MAX_HIGHLIGHTS)
+        list[Box] | None, Field(description="boxes to draw", max_length=MAX_HIGHLIGHTS)
     ] = None
     highlight_ids: Annotated[
-        list[str] | None,
+        list[Annotated[str, Field(max_length=100)]] | None,
         Field(
             description="ids whose boxes to draw: the cited sentence ids of a hit, cell ids, "
             "table rows ('<table_id>-r<row>'), chunks, tables, figures",

@@ -41,7 +41,7 @@ from tools.query_grammar import (
 )
 from tools.results import ToolResult, page_citation, trimmed, with_note
 from tools.search import MAX_LIMIT, SearchHit, hybrid_search
-from tools.spec import Arguments, ToolSpec
+from tools.spec import MAX_FILTER_CHARS, Arguments, Label, Name, ToolSpec
 
 MAX_ANSWER_CHARS = 300
 MAX_CONCURRENT_LEAVES = 4
@@ -363,17 +363,20 @@ class RunPlanArgs(Arguments):
         str, Field(description="The compiled expression", max_length=MAX_EXPRESSION_CHARS)
     ]
     answers: Annotated[
-        dict[str, str] | None,
+        dict[Name, Label] | None,
         Field(description="placeholder -> value you read from earlier leaves' evidence",
               max_length=16),
     ] = None  # fmt: skip
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="hits per leaf")] = 5
     views: Annotated[
-        list[str] | None,
+        list[Name] | None,
         Field(description="'table.column' encodable views; default: hybrid_search's",
               max_length=20),
     ] = None  # fmt: skip
-    filter: Annotated[str, Field(description="Filter expression applied to every leaf")] = ""
+    filter: Annotated[
+        str,
+        Field(description="Filter expression applied to every leaf", max_length=MAX_FILTER_CHARS),
+    ] = ""
 
 
 COMPILE_QUERY = ToolSpec(

@@ -35,7 +35,7 @@ from tools.evidence import Target, find_evidence
 from tools.graph import EntityGraph, entity_graph, personalized_pagerank
 from tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
 from tools.search import views_sql
-from tools.spec import Arguments, ToolSpec
+from tools.spec import Arguments, Name, ToolSpec
 from tools.subtree import (
     SUBTREE,
     DocId,
@@ -414,7 +414,7 @@ class RankNodesArgs(Arguments):
     section: Section = None
     node_id: NodeId = None
     criteria: Annotated[
-        list[str] | None, Field(description="graph, text, lexical", max_length=3)
+        list[Name] | None, Field(description="graph, text, lexical", max_length=3)
     ] = None
     node_types: NodeTypes = None
     layers: Annotated[int, Field(ge=1, le=MAX_LAYERS)] = 1

@@ -8,7 +8,6 @@ from pydantic import BaseModel, Field
 
 # Clients reject responses over ~25k tokens; NeuSym-RAG caps an observation at ~5k tokens.
 MAX_RESULT_CHARS = 20_000
-MAX_CELL_CHARS = 2_000
 
 
 class ToolResult(BaseModel):
@@ -66,21 +65,6 @@ def markdown_cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def jsonable(value: Any) -> Any:
-    """Values DuckDB returns, made JSON-friendly and bounded in size."""
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    if isinstance(value, str):
-        if len(value) > MAX_CELL_CHARS:
-            return value[:MAX_CELL_CHARS] + f"… [{len(value) - MAX_CELL_CHARS} more chars]"
-        return value
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    return str(value)
 
 
 def fit_rows(rows: list[list[Any]], budget: int = MAX_RESULT_CHARS) -> tuple[list[list[Any]], bool]:

@@ -19,7 +19,7 @@ from tools.evidence import Target, find_evidence
 from tools.filters import OPERATORS_HELP, parse_filter
 from tools.fusion import fuse
 from tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
-from tools.spec import Arguments, ToolSpec
+from tools.spec import MAX_FILTER_CHARS, Arguments, Name, ToolSpec
 
 MAX_LIMIT = 100
 HIT_TEXT_CHARS = 700  # a hit's text is trimmed; fetch the row with run_sql for all of it
@@ -267,16 +267,20 @@ def _with_evidence(store: Store, query: str, hits: list[SearchHit], size: int) -
 # -- the tools as clients see them --------------------------------------------------------------
 Query = Annotated[str, Field(description="Question or keywords.", max_length=2000)]
 Filter = Annotated[
-    str, Field(description="Filter expression (see the tool description); empty for none")
+    str,
+    Field(
+        description="Filter expression (see the tool description); empty for none",
+        max_length=MAX_FILTER_CHARS,
+    ),
 ]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Hits to return.")]
 
 
 class VectorSearchArgs(Arguments):
     query: Query
-    collection: Annotated[str, Field(description="bm25 or minilm")] = "minilm"
-    table_name: Annotated[str | None, Field(description="Encodable view's table")] = None
-    column_name: Annotated[str | None, Field(description="Encodable view's column")] = None
+    collection: Annotated[Name, Field(description="bm25 or minilm")] = "minilm"
+    table_name: Annotated[Name | None, Field(description="Encodable view's table")] = None
+    column_name: Annotated[Name | None, Field(description="Encodable view's column")] = None
     filter: Filter = ""
     limit: Limit = 10
 
@@ -286,7 +290,7 @@ class HybridSearchArgs(Arguments):
     filter: Filter = ""
     limit: Limit = 10
     views: Annotated[
-        list[str] | None,
+        list[Name] | None,
         Field(description="'table.column' encodable views; default: the usual ones", max_length=20),
     ] = None
 

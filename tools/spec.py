@@ -11,15 +11,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from storage.store import Store
+from storage.values import echo
 from tools.errors import ToolError
 from tools.results import ToolResult
 
 MAX_ECHO_CHARS = 120  # how much of a bad argument a refusal quotes back
+MAX_PROBLEMS = 5  # how many bad arguments a refusal lists
+MAX_OFFSET = 1_000_000
+MAX_COORDINATE = 100_000.0  # PDF pages are at most 14,400 points a side
+MAX_FILTER_CHARS = 2_000
+MAX_PAGE = 100_000
+
+# Argument types shared by the tools: every string, list and number a client sends is bounded,
+# so a refusal (and the work before it) stays small whatever comes in.
+Name = Annotated[str, Field(max_length=64)]  # ids, collections, view and type names
+Label = Annotated[str, Field(max_length=200)]  # header labels, titles, placeholder values
+Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET, description="rows to skip, for paging")]
+Coordinate = Annotated[float, Field(ge=-MAX_COORDINATE, le=MAX_COORDINATE, allow_inf_nan=False)]
+Box = Annotated[list[Coordinate], Field(min_length=4, max_length=4)]
+PageNumber = Annotated[int, Field(ge=1, le=MAX_PAGE, description="1-based PDF page")]
 
 
 class Arguments(BaseModel):
@@ -58,10 +73,20 @@ class ToolSpec:
 def argument_problems(spec: ToolSpec, error: ValidationError) -> str:
     """A refusal naming each bad argument, what it must be, and a bounded echo of what came."""
     problems = []
-    for item in error.errors(include_url=False):
+    errors = error.errors(include_url=False)
+    for item in errors[:MAX_PROBLEMS]:
         where = ".".join(str(part) for part in item["loc"]) or "arguments"
-        given = repr(item.get("input"))
-        if len(given) > MAX_ECHO_CHARS:
-            given = given[:MAX_ECHO_CHARS] + f"… ({len(given)} characters)"
+        given = _short_repr(item.get("input"))
         problems.append(f"{where}: {item['msg']} (got {given})")
+    if len(errors) > MAX_PROBLEMS:
+        problems.append(f"and {len(errors) - MAX_PROBLEMS} more problems")
     return f"{spec.name}: " + "; ".join(problems) + f". Call it as {spec.usage()}."
+
+
+def _short_repr(value: Any) -> str:
+    """repr of a value without building the whole of a huge one."""
+    if isinstance(value, str | bytes) and len(value) > MAX_ECHO_CHARS:
+        return f"{value[:MAX_ECHO_CHARS]!r}… [{len(value) - MAX_ECHO_CHARS:,} more]"
+    if isinstance(value, list | tuple | dict):
+        return f"{type(value).__name__} of {len(value)} items"
+    return echo(repr(value), MAX_ECHO_CHARS)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
 from tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
-from tools.spec import Arguments, ToolSpec
+from tools.spec import Arguments, Name, Offset, PageNumber, ToolSpec
 
 NODE_TYPES = ("section", "text", "table", "image", "equation")
 # `sub`: the ids of the tree nodes under the node bound to the first ?, that node included.
@@ -237,7 +237,7 @@ Section = Annotated[
 ]
 NodeId = Annotated[str | None, Field(description="A tree_nodes.node_id", max_length=100)]
 NodeTypes = Annotated[
-    list[str] | None, Field(description="section, text, table, image, equation", max_length=5)
+    list[Name] | None, Field(description="section, text, table, image, equation", max_length=5)
 ]
 
 
@@ -247,10 +247,10 @@ class SelectSubtreeArgs(Arguments):
     node_id: NodeId = None
     node_types: NodeTypes = None
     pages: Annotated[
-        list[int] | None, Field(description="[from, to]", min_length=2, max_length=2)
+        list[PageNumber] | None, Field(description="[from, to]", min_length=2, max_length=2)
     ] = None
     limit: Annotated[int, Field(ge=1, le=MAX_NODES)] = 50
-    offset: Annotated[int, Field(ge=0)] = 0
+    offset: Offset = 0
 
 
 SELECT_SUBTREE = ToolSpec(

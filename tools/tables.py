@@ -18,7 +18,7 @@ from language.labels import label_key, label_words
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
 from tools.results import MAX_RESULT_CHARS, ToolResult, markdown_row, markdown_table, page_citation
-from tools.spec import Arguments, ToolSpec
+from tools.spec import Arguments, Label, Name, ToolSpec
 
 FORMATS = ("markdown", "html", "cells")
 MAX_CELLS = 10_000
@@ -446,12 +446,12 @@ def _nearest(paths: list[tuple[str, ...]], labels: list[str], limit: int = NEARE
 
 
 TableId = Annotated[str, Field(description="A table_id, e.g. '<doc_id>-t0'.", max_length=100)]
-Labels = Annotated[list[str] | None, Field(max_length=10)]
+Labels = Annotated[list[Label] | None, Field(max_length=10)]
 
 
 class GetTableArgs(Arguments):
     table_id: TableId
-    format: Annotated[str, Field(description="markdown, html or cells")] = "markdown"
+    format: Annotated[Name, Field(description="markdown, html or cells")] = "markdown"
     max_cells: Annotated[int, Field(ge=1, le=MAX_CELLS)] = 2000
 
 

@@ -1,0 +1,109 @@
+"""The process that runs client SQL: started by ``storage/sql_pool.py``, one statement at a time.
+
+A thread cannot stop DuckDB inside a long function call (``levenshtein`` of two 160k strings runs
+for minutes whatever ``interrupt()`` says), and ``memory_limit`` caps only DuckDB's buffer
+manager, not the strings a function builds. A process can be bounded by the kernel: this one caps
+its own address space (``RLIMIT_AS``), lowers its CPU priority so the server's other tools come
+first, and is killed by the pool when a statement passes its time budget.
+
+Protocol: one JSON request per line on stdin (``{"sql": ..., "limit": ...}``), one JSON reply
+per line on the original stdout: ``{"columns", "rows", "more"}`` or ``{"error", "limit"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import duckdb
+
+from storage.paths import IndexNotFoundError
+from storage.reader import IndexReader
+from storage.sql_check import SqlRefused, check_statement
+from storage.values import jsonable, scrub
+
+# What one reply may carry before rows are cut; the tool renders at most ~20k characters.
+MAX_REPLY_CHARS = 100_000
+MAX_COLUMNS = 200
+# Address space DuckDB reserves when it opens a database (measured ~610 MB), for a worker
+# started before the index exists.
+DUCKDB_RESERVE_MB = 1024
+
+
+def main() -> None:
+    root, memory_mb = Path(sys.argv[1]), int(sys.argv[2])
+    replies = _private_stdout()
+    os.nice(10)  # interactive tools of the server go first on a loaded machine
+    reader = IndexReader(root, threads=1, memory_limit=f"{memory_mb}MB")
+    try:
+        reader.connection()  # map DuckDB and the index before the cap is measured
+        reserve = 0
+    except IndexNotFoundError:
+        reserve = DUCKDB_RESERVE_MB
+    _cap_address_space(memory_mb + reserve)
+    for line in sys.stdin.buffer:
+        reply = _answer(reader, json.loads(line))
+        replies.write(json.dumps(reply).encode() + b"\n")
+        replies.flush()
+
+
+def _answer(reader: IndexReader, request: dict[str, Any]) -> dict[str, Any]:
+    try:
+        con = reader.connection()
+        check_statement(con, request["sql"])
+        cursor = con.execute(request["sql"])
+        columns = [d[0] for d in cursor.description or []]
+        if len(columns) > MAX_COLUMNS:
+            raise SqlRefused(
+                f"{len(columns)} columns selected, at most {MAX_COLUMNS}: name the columns you need"
+            )
+        rows, more = _bounded_rows(cursor, int(request["limit"]))
+        return {"columns": columns, "rows": rows, "more": more}
+    except SqlRefused as exc:
+        return {"error": str(exc), "limit": None}
+    except (duckdb.OutOfMemoryException, MemoryError):
+        return {"error": "it needed more memory than that", "limit": "memory"}
+    except duckdb.Error as exc:
+        return {"error": f"{type(exc).__name__}: {scrub(str(exc))}", "limit": None}
+    except FileNotFoundError as exc:
+        return {"error": str(exc), "limit": None}
+
+
+def _bounded_rows(cursor: duckdb.DuckDBPyConnection, limit: int) -> tuple[list[list], bool]:
+    """Up to ``limit`` rows, fetched in small batches and cut when the reply grows too big."""
+    rows: list[list] = []
+    size = 0
+    while len(rows) <= limit:
+        batch = cursor.fetchmany(min(64, limit + 1 - len(rows)))
+        if not batch:
+            return rows, False
+        for row in batch:
+            values = [jsonable(v) for v in row]
+            size += len(json.dumps(values))
+            if size > MAX_REPLY_CHARS or len(rows) == limit:
+                return rows, True
+            rows.append(values)
+    return rows, True
+
+
+def _cap_address_space(memory_mb: int) -> None:
+    """Allow what is mapped now (interpreter, DuckDB, the open index) plus the budget."""
+    with open("/proc/self/statm") as f:
+        mapped = int(f.read().split()[0]) * resource.getpagesize()
+    cap = mapped + memory_mb * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
+def _private_stdout() -> BinaryIO:
+    """Replies get their own copy of stdout; anything else printing goes to stderr."""
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    return replies
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,207 @@
+"""Hard limits: a client's SQL cannot outlive its time or memory budget, busy workers give a
+clear answer, refusals are bounded and say why, and a kill between the vector writes and the
+DuckDB publish leaves every tool agreeing on which documents exist.
+
+The measured version of these probes, against a real server, is ``bench/hostile.py``."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import anyio
+import numpy as np
+import pytest
+from mcp import Client
+
+from storage.consistency import check
+from storage.encoder import get_encoder
+from storage.sql_pool import SqlFailed, SqlLimits, SqlPool, SqlStopped
+from storage.store import Store
+from storage.vectors import Entry, VectorStore
+from tests.hostile_cases import HUGE_STRING_SQL, SLOW_SQL, agreement, hostile_calls, kill_in_window
+from tests.test_mcp_security import _server, _still_answers
+from tools.search import hybrid_search
+
+
+@pytest.fixture(scope="module")
+def pool(sample_index: Path):
+    pool = SqlPool(sample_index, SqlLimits(seconds=2, memory_mb=256, workers=2, wait=0.3))
+    yield pool
+    pool.close()
+
+
+def _timed(call) -> tuple[float, BaseException | None]:
+    started = time.monotonic()
+    try:
+        call()
+    except (SqlStopped, SqlFailed) as exc:
+        return time.monotonic() - started, exc
+    return time.monotonic() - started, None
+
+
+def test_uninterruptible_function_is_stopped_at_its_time_budget(pool: SqlPool) -> None:
+    elapsed, error = _timed(lambda: pool.run(SLOW_SQL, 5))
+    assert isinstance(error, SqlStopped) and error.limit == "time"
+    assert "time limit (2 s" in str(error)
+    assert elapsed < 2 + 1
+    elapsed, error = _timed(lambda: pool.run("SELECT count(*) FROM documents", 5))
+    assert error is None and elapsed < 2  # a fresh worker was ready
+
+
+def test_memory_budget_holds_for_strings_a_function_builds(pool: SqlPool) -> None:
+    elapsed, error = _timed(lambda: pool.run(HUGE_STRING_SQL, 5))
+    assert isinstance(error, SqlStopped) and error.limit in {"memory", "crash"}
+    assert "memory limit (256 MB)" in str(error)
+    assert elapsed < 2 + 1
+    assert pool.run("SELECT count(*) FROM documents", 5).rows == [[2]]
+
+
+def test_statement_length_is_bounded_before_parsing(pool: SqlPool) -> None:
+    in_list = ", ".join(str(i) for i in range(300_000))  # ~2 MB, seconds to parse
+    elapsed, error = _timed(lambda: pool.run(f"SELECT 1 WHERE 1 IN ({in_list})", 5))
+    assert isinstance(error, SqlFailed) and "over the limit of 20,000" in str(error)
+    assert elapsed < 0.5
+
+
+def test_a_full_pool_answers_busy_instead_of_queueing(sample_index: Path) -> None:
+    pool = SqlPool(sample_index, SqlLimits(seconds=3, workers=1, wait=0.2))
+    try:
+        slow = threading.Thread(target=_timed, args=(lambda: pool.run(SLOW_SQL, 5),))
+        slow.start()
+        time.sleep(0.5)
+        elapsed, error = _timed(lambda: pool.run("SELECT 1", 5))
+        assert isinstance(error, SqlStopped) and error.limit == "busy"
+        assert str(error).startswith("busy:") and elapsed < 1
+        slow.join()
+        assert pool.run("SELECT 1 AS one", 5).rows == [[1]]
+    finally:
+        pool.close()
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM duckdb_settings()",
+        "SELECT current_setting('temp_directory')",
+        "SELECT * FROM pg_settings",
+        "SELECT * FROM duckdb_databases()",
+        "SELECT * FROM duckdb_secrets()",
+        "SELECT getenv('HOME')",
+        "SELECT * FROM pragma_database_list",
+    ],
+)
+def test_host_facts_are_not_shown(pool: SqlPool, sample_index: Path, sql: str) -> None:
+    with pytest.raises(SqlFailed) as refused:
+        pool.run(sql, 5)
+    assert str(sample_index) not in str(refused.value)
+
+
+def test_schema_catalogue_stays_readable(pool: SqlPool) -> None:
+    rows = pool.run("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'chunks'", 5).rows
+    assert rows == [[1]]
+
+
+def test_engine_errors_do_not_echo_host_paths(pool: SqlPool) -> None:
+    with pytest.raises(SqlFailed) as refused:
+        pool.run("SELECT * FROM read_csv('/etc/passwd')", 5)
+    assert "/etc/passwd" not in str(refused.value) and "disabled" in str(refused.value)
+
+
+def test_a_write_inside_with_is_named_as_the_write(pool: SqlPool) -> None:
+    with pytest.raises(SqlFailed, match="DELETE"):
+        pool.run("WITH d AS (DELETE FROM documents RETURNING *) SELECT * FROM d", 5)
+
+
+# -- refusals over MCP: every one says why, in a bounded message ------------------------------
+
+
+def test_every_refusal_says_why_within_bounds(sample_index: Path) -> None:
+    async def scenario() -> None:
+        async with Client(_server(sample_index)) as client:
+            listed = await client.call_tool("list_documents", {})
+            doc_id = listed.structured_content["rows"][0][0]
+            for tool, arguments in hostile_calls(doc_id):
+                with anyio.fail_after(30):
+                    result = await client.call_tool(tool, arguments)
+                text = result.content[0].text
+                assert result.is_error, tool
+                assert len(text) < 5_000, (tool, len(text))
+                # a reason, not the SDK's bare "Error executing tool <name>"
+                assert len(text.removeprefix(f"Error executing tool {tool}").strip(": ")) > 20
+                await _still_answers(client)
+
+    anyio.run(scenario)
+
+
+def test_a_crash_still_reports_its_type_without_host_paths(sample_index: Path) -> None:
+    from mcp_server.server import _crash_text
+
+    cause = OSError("cannot open /home/someone/secret/file.pdf")
+    text = _crash_text("view_page", cause)
+    assert text.startswith("view_page could not answer: OSError")
+    assert "/home/someone" not in text
+
+
+# -- one generation for both stores -----------------------------------------------------------
+
+
+@pytest.fixture
+def copied_index(sample_index: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "index"
+    shutil.copytree(sample_index, copy)
+    return copy
+
+
+def test_vectors_past_the_published_generation_are_invisible(copied_index: Path) -> None:
+    with Store(copied_index) as store:
+        published = store.reader.published()
+        real_doc = store.sql().execute("SELECT min(doc_id) FROM documents").fetchone()[0]
+    encoder = get_encoder()
+    text = "zeppelin mooring masts of the nineteen twenties were built of lattice steel"
+    entry = Entry("chunks", "text", "ghost-c0", "ghost", 1, text)
+    vectors = VectorStore(copied_index / "vectors.sqlite", generation=published + 1)
+    try:
+        matrix = np.asarray(encoder.encode([text]), dtype=np.float32)
+        vectors.replace_documents(["ghost"], [entry], {encoder.collection: matrix})
+        vectors.remove_documents([real_doc])  # retired in the unpublished generation only
+        with Store(copied_index) as store:
+            hits = hybrid_search(store, "zeppelin mooring masts lattice steel", limit=20).hits
+            assert "ghost" not in {hit.doc_id for hit in hits}
+            assert real_doc in {h.doc_id for h in hybrid_search(store, "retrieval", limit=20).hits}
+            consistency = check(store)
+            assert consistency.ok and consistency.unpublished > 0
+        vectors.discard_unpublished(published)
+        with Store(copied_index) as store:
+            consistency = check(store)
+            assert consistency.ok and consistency.unpublished == 0
+    finally:
+        vectors.close()
+
+
+KILL_FILES = [
+    "papers/2305.03393v1-pg9.pdf",
+    "papers/N18-3011_literature_graph.pdf",
+    "papers/jhydrol_2005_flow_duration_curves.pdf",
+]
+
+
+def test_sigkill_in_the_vector_write_window_leaves_tools_agreeing(
+    corpus: Path, copied_index: Path
+) -> None:
+    files = [corpus / name for name in KILL_FILES]
+    kills = 0
+    for attempt in range(6):
+        order = files[attempt % 3 :] + files[: attempt % 3]
+        if not kill_in_window(order, copied_index, jitter=0.5):
+            continue  # the run published before the kill: not inside the window
+        kills += 1
+        seen = agreement(copied_index)
+        assert seen.unpublished > 0  # the kill left vectors no reader may see
+        assert seen.stray_hits == [], "a hit names a document run_sql does not have"
+        assert seen.check_ok
+        if kills == 3:
+            break
+    assert kills == 3
