@@ -32,6 +32,10 @@ from mcp_server.server import build_server
 log = logging.getLogger("docsym.mcp.http")
 
 MCP_PATH = "/mcp"
+# The largest valid call is under 100 kB (a 20,000-character SQL statement); refuse bigger
+# bodies with 413 before anything parses them. Sessions are bounded for the same reason.
+MAX_BODY_BYTES = 1 << 20
+MAX_SESSIONS = 256
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_HOSTS = ("", "0.0.0.0", "::")
 
@@ -50,6 +54,8 @@ def http_app(
     server = build_server(index_dir)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
+        max_request_body_size=MAX_BODY_BYTES,
+        max_sessions=MAX_SESSIONS,
         transport_security=security_settings(host, port, allowed_origins),
         host=host,
     )

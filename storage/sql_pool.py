@@ -24,6 +24,9 @@ from typing import Any
 from storage.sql_check import SqlRefused, check_length
 
 READ_CHUNK = 1 << 16
+# A worker holding more than this after a statement is replaced, so idle workers stay small
+# (one that has just opened the index holds ~85 MB).
+RECYCLE_MB = 256
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,9 @@ class SqlPool:
         reply = worker.ask({"sql": sql, "limit": limit}, started + self.limits.seconds)
         if reply is None:
             return self._stopped(worker, time.monotonic() - started)
+        if reply.get("rss_mb", 0) > RECYCLE_MB:  # DuckDB keeps what a big statement used
+            worker.stop()
+            worker = _Worker(self.root, self.limits.memory_mb)
         self._give_back(worker)
         if "error" in reply:
             if reply["limit"] == "memory":

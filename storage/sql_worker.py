@@ -7,7 +7,8 @@ its own address space (``RLIMIT_AS``), lowers its CPU priority so the server's o
 first, and is killed by the pool when a statement passes its time budget.
 
 Protocol: one JSON request per line on stdin (``{"sql": ..., "limit": ...}``), one JSON reply
-per line on the original stdout: ``{"columns", "rows", "more"}`` or ``{"error", "limit"}``.
+per line on the original stdout: ``{"columns", "rows", "more"}`` or ``{"error", "limit"}``, with
+``rss_mb``, the worker's resident memory after the statement.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def main() -> None:
         reserve = DUCKDB_RESERVE_MB
     _cap_address_space(memory_mb + reserve)
     for line in sys.stdin.buffer:
-        reply = _answer(reader, json.loads(line))
+        reply = {**_answer(reader, json.loads(line)), "rss_mb": _resident_mb()}
         replies.write(json.dumps(reply).encode() + b"\n")
         replies.flush()
 
@@ -88,6 +89,12 @@ def _bounded_rows(cursor: duckdb.DuckDBPyConnection, limit: int) -> tuple[list[l
                 return rows, True
             rows.append(values)
     return rows, True
+
+
+def _resident_mb() -> int:
+    """Resident memory now: DuckDB keeps what a big query used, so the pool recycles us."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() // 2**20
 
 
 def _cap_address_space(memory_mb: int) -> None:

@@ -59,6 +59,20 @@ def test_memory_budget_holds_for_strings_a_function_builds(pool: SqlPool) -> Non
     assert pool.run("SELECT count(*) FROM documents", 5).rows == [[2]]
 
 
+def test_a_worker_left_large_by_a_statement_is_replaced(sample_index: Path) -> None:
+    pool = SqlPool(sample_index, SqlLimits(seconds=10, memory_mb=1024, workers=1))
+    try:
+        pool.run("SELECT 1", 5)
+        small = pool.worker_pids()
+        pool.run("SELECT count(*) FROM range(10) t(i)", 5)
+        assert pool.worker_pids() == small  # a small statement keeps its worker
+        sort = "SELECT repeat('x', 1000) || i AS s FROM range(300000) t(i) ORDER BY s"
+        assert pool.run(f"SELECT count(*) FROM ({sort})", 5).rows == [[300_000]]
+        assert pool.worker_pids() != small  # DuckDB kept ~300 MB: the worker was recycled
+    finally:
+        pool.close()
+
+
 def test_statement_length_is_bounded_before_parsing(pool: SqlPool) -> None:
     in_list = ", ".join(str(i) for i in range(300_000))  # ~2 MB, seconds to parse
     elapsed, error = _timed(lambda: pool.run(f"SELECT 1 WHERE 1 IN ({in_list})", 5))
