@@ -330,15 +330,18 @@ def kills(corpus: Path, count: int) -> bool:
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         subprocess.run([*command, "--quiet"], check=True, env=env)
         done, attempts, stray, failed_checks, hidden = 0, 0, 0, 0, []
+        victims_seen: set[str] = set()
         started = time.perf_counter()
         while done < count and attempts < 3 * count:
             attempts += 1
-            random.shuffle(files)
-            if not kill_in_window(files, index, jitter=3.0):
+            # Files are indexed in sorted order: dropping the first ones varies the victim.
+            victims = sorted(files)[attempts % len(files) :]
+            if not kill_in_window(victims, index, jitter=random.choice([0.0, 0.3, 2.0])):
                 continue
             done += 1
             seen = agreement(index)
             hidden.append(seen.unpublished)
+            victims_seen.update(seen.hidden_docs)
             stray += bool(seen.stray_hits)
             failed_checks += not seen.check_ok
         check = subprocess.run(
@@ -349,7 +352,10 @@ def kills(corpus: Path, count: int) -> bool:
         )
         shutil.rmtree(index, ignore_errors=True)
     passed = done >= count and not stray and not failed_checks and check.returncode == 0
-    print(f"\n4. SIGKILL inside the vector-write window: {done} kills in {attempts} runs, ")
+    print(
+        f"\n4. SIGKILL inside the vector-write window: {done} kills in {attempts} runs, "
+        f"{len(victims_seen)} documents caught half-indexed,"
+    )
     print(
         f"   {time.perf_counter() - started:.0f} s; unpublished entries at the kill: "
         f"min {min(hidden, default=0)} median {statistics.median(hidden or [0]):.0f} "

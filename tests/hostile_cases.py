@@ -56,6 +56,7 @@ class KillOutcome:
     documents: int  # documents run_sql sees
     stray_hits: list[str]  # hit doc_ids that run_sql does not know (must be empty)
     check_ok: bool
+    hidden_docs: list[str]  # documents with entries past the published generation
 
 
 def published_generation(index: Path) -> int:
@@ -75,6 +76,15 @@ def unpublished_entries(index: Path, published: int) -> int:
         ]
     except apsw.SQLError:  # the table is not there yet
         return 0
+    finally:
+        con.close()
+
+
+def unpublished_docs(index: Path, published: int) -> list[str]:
+    con = apsw.Connection(str(index / "vectors.sqlite"), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        rows = con.execute("SELECT DISTINCT doc_id FROM entries WHERE born > ?", (published,))
+        return sorted(row[0] for row in rows)
     finally:
         con.close()
 
@@ -133,7 +143,8 @@ def agreement(index: Path) -> KillOutcome:
         rows = run_sql(store, "SELECT doc_id FROM documents", limit=500).rows
         documents = {row[0] for row in rows}
         stray: set[str] = set()
-        probes = unpublished_texts(index, store.reader.published())
+        published = store.reader.published()
+        probes = unpublished_texts(index, published)
         for query in [*QUERIES, *probes]:
             hits = hybrid_search(store, query, limit=20).hits
             stray.update(hit.doc_id for hit in hits if hit.doc_id not in documents)
@@ -143,4 +154,5 @@ def agreement(index: Path) -> KillOutcome:
             documents=len(documents),
             stray_hits=sorted(stray),
             check_ok=consistency.ok,
+            hidden_docs=unpublished_docs(index, published),
         )
