@@ -41,6 +41,8 @@ class Line:
     block: int  # block number on its page
     seq: int = 0  # position in the document's reading order
     furniture: bool = False  # running header, footer or page number
+    # 0 across the page; 90 up it (read with the page turned clockwise), 270 down it
+    rotation: int = 0
 
     @property
     def x0(self) -> float:
@@ -60,6 +62,8 @@ class PageLayout:
     image_boxes: list[BBox]
     page: pymupdf.Page
     printed: str | None = None  # the page number printed on the page ("24", "iv"), if found
+    # Set on an upright view of sideways text: maps page coordinates to the view's.
+    matrix: pymupdf.Matrix | None = None
 
     def body_lines(self) -> list[Line]:
         return [line for line in self.lines if not line.furniture]
@@ -104,6 +108,10 @@ class DocumentLayout:
         return page.lines[-1].seq + 1 if page.lines else _first_seq_after(self.pages, page_number)
 
 
+# Sizes this close to each other are one body size.
+BODY_SIZE_SLACK = 0.15
+
+
 def _first_seq_after(pages: list[PageLayout], page_number: int) -> int:
     for page in pages[page_number:]:
         if page.lines:
@@ -126,17 +134,24 @@ def read_layout(doc: pymupdf.Document) -> DocumentLayout:
             seq += 1
             if not line.furniture:
                 sizes[round(line.size, 1)] += len(line.text)
-    body = sizes.most_common(1)[0][0] if sizes else 10.0
-    return DocumentLayout(pages=pages, body_size=body, size_counts=sizes)
+    return DocumentLayout(pages=pages, body_size=body_size(sizes), size_counts=sizes)
+
+
+def body_size(sizes: Counter) -> float:
+    """The size of most characters. Nearby sizes count together: justified or scaled body
+    text comes out as 9.9, 10.0 and 10.1, which one 11-point appendix must not outweigh."""
+    if not sizes:
+        return 10.0
+    best = max(sizes, key=lambda s: (_near(sizes, s), sizes[s]))
+    return best
+
+
+def _near(sizes: Counter, size: float) -> int:
+    return sum(n for other, n in sizes.items() if abs(other - size) <= BODY_SIZE_SLACK)
 
 
 def _read_page(page: pymupdf.Page, number: int) -> PageLayout:
-    # Ligatures are expanded ("ﬁ" -> "fi") so that text matches what people type.
-    flags = (
-        pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_IMAGES & ~pymupdf.TEXT_PRESERVE_LIGATURES
-    )
-    data = page.get_text("dict", flags=flags)
-    blocks = [b for b in data["blocks"] if b.get("type") == 0]
+    blocks = _text_blocks(page)
     image_boxes = [tuple(info["bbox"]) for info in page.get_image_info()]
     ordered = _reading_order(blocks, page.rect.width)
     lines: list[Line] = []
@@ -152,6 +167,47 @@ def _read_page(page: pymupdf.Page, number: int) -> PageLayout:
     )
 
 
+def _text_blocks(page: pymupdf.Page) -> list[dict]:
+    # Ligatures are expanded ("ﬁ" -> "fi") so that text matches what people type.
+    flags = (
+        pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_IMAGES & ~pymupdf.TEXT_PRESERVE_LIGATURES
+    )
+    data = page.get_text("dict", flags=flags)
+    return [b for b in data["blocks"] if b.get("type") == 0]
+
+
+def upright_view(page: PageLayout, turn: pymupdf.Matrix) -> PageLayout:
+    """The page's sideways text as it reads when the page is turned: lines in the turned
+    frame (``turn`` maps page coordinates to it), for the table reader. Text that ran across
+    the page now runs up or down it and is left out."""
+    blocks = _text_blocks(page.page)
+    for block in blocks:
+        block["bbox"] = tuple(pymupdf.Rect(block["bbox"]) * turn)
+        for raw in block["lines"]:
+            raw["bbox"] = tuple(pymupdf.Rect(raw["bbox"]) * turn)
+            raw["dir"] = tuple(
+                pymupdf.Point(raw["dir"]) * pymupdf.Matrix(turn.a, turn.b, turn.c, turn.d, 0, 0)
+            )
+            for span in raw["spans"]:
+                span["bbox"] = tuple(pymupdf.Rect(span["bbox"]) * turn)
+    turned = pymupdf.Rect(page.page.rect) * turn
+    lines = [
+        line
+        for block in sorted(blocks, key=lambda b: (b["bbox"][1], b["bbox"][0]))
+        for line in _block_lines(block, page.number)
+        if not line.rotation
+    ]
+    return PageLayout(
+        number=page.number,
+        width=turned.width,
+        height=turned.height,
+        lines=lines,
+        image_boxes=[],
+        page=page.page,
+        matrix=turn,
+    )
+
+
 def _block_lines(block: dict, page_number: int) -> list[Line]:
     """Merge the block's lines that share a baseline (e.g. a heading number and its title)."""
     merged: list[list[dict]] = []
@@ -159,14 +215,17 @@ def _block_lines(block: dict, page_number: int) -> list[Line]:
         spans = [s for s in raw["spans"] if s["text"].strip()]
         if not spans:
             continue
-        if merged and _same_baseline(merged[-1][-1]["bbox"], raw["bbox"]):
+        if merged and _same_baseline(merged[-1][-1], raw):
             merged[-1].append(raw)
         else:
             merged.append([raw])
     return [_make_line(group, page_number, block["number"]) for group in merged]
 
 
-def _same_baseline(a: tuple, b: tuple) -> bool:
+def _same_baseline(line_a: dict, line_b: dict) -> bool:
+    if _rotation(line_a) or _rotation(line_b):
+        return False
+    a, b = line_a["bbox"], line_b["bbox"]
     height = min(a[3] - a[1], b[3] - b[1])
     overlap = min(a[3], b[3]) - max(a[1], b[1])
     return height > 0 and overlap > 0.6 * height and b[0] >= a[0]
@@ -197,7 +256,22 @@ def _make_line(group: list[dict], page_number: int, block_number: int) -> Line:
         font=main["font"],
         page=page_number,
         block=block_number,
+        rotation=_rotation(group[0]),
     )
+
+
+def _rotation(raw: dict) -> int:
+    dx, dy = raw.get("dir", (1.0, 0.0))
+    if abs(dy) <= abs(dx):
+        return 0  # across the page (upside-down text is rare enough to read as is)
+    return 90 if dy < 0 else 270
+
+
+def turn_matrix(page: PageLayout, rotation: int) -> pymupdf.Matrix:
+    """Page coordinates to those of the page turned so text of this rotation reads across."""
+    if rotation == 90:  # (x, y) -> (height - y, x)
+        return pymupdf.Matrix(0, 1, -1, 0, page.height, 0)
+    return pymupdf.Matrix(0, -1, 1, 0, 0, page.width)  # (x, y) -> (y, width - x)
 
 
 def _is_bold(span: dict) -> bool:

@@ -12,25 +12,33 @@ the nearest header text. ``indexer.table_model`` then derives header depths and 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from statistics import median
 
 import pymupdf
 
 from indexer.model import BBox, Table, TableCell
-from indexer.pdf.layout import DocumentLayout, Line, PageLayout
-from indexer.table_model import finish_table, parse_number
+from indexer.pdf.layout import DocumentLayout, Line, PageLayout, turn_matrix, upright_view
+from indexer.table_model import finish_table, is_year, parse_number
 
+# "tABLE" is how small capitals come out of some fonts (MMWR's "tABLE 6.").
 _CAPTION = re.compile(
-    r"^(?P<label>(?:Table|TABLE)\s+(?P<num>[A-Z]?\d+(?:[-.]\d+)?))(?P<sep>\s*[:.|]\s*|\s+|$)"
+    r"^(?P<label>(?:Table|TABLE|tABLE)\s+(?P<num>[A-Z]?\d+(?:[-.]\d+)?))(?P<sep>\s*[:.|]\s*|\s+|$)"
 )
-_OTHER_CAPTION = re.compile(r"^(Table|TABLE|Figure|FIGURE|Fig\.)\s+[A-Z]?\d+")
+_OTHER_CAPTION = re.compile(r"^(Table|TABLE|tABLE|Figure|FIGURE|fIGURE|Fig\.)\s+[A-Z]?\d+")
 # A caption farther than this from its table's nearest rule belongs to something else.
 MAX_CAPTION_GAP = 40.0
+# Lines running up or down a page that make it worth reading turned (a sideways table).
+SIDEWAYS_LINES = 20
 # Uncaptioned tables: a page needs this many numeric rows to be looked at.
 MIN_NUMERIC_ROWS = 4
 # Words closer than this share of their height belong to the same cell.
 CELL_GAP_SHARE = 0.55
+# A footnote mark set small beside a cell ("Trips ⁽²⁾", "Revenue (1), (2)", "42.1*").
+_MARK = re.compile(
+    r"^(\(\d{1,2}\)|\([a-z]\)|[*†‡§¶]{1,3}|[a-z])(\s*,\s*(\(\d{1,2}\)|\([a-z]\)|[*†‡§¶]{1,3}|[a-z]))*$"
+)
 _ACCENTS = {"ˆ", "˜", "¨", "´", "`", "^", "~", "¯", "˙"}
 _STANDALONE = {"$", "€", "£", "%", ")", "US$"}
 # Font names of typewriter faces, which set code listings rather than tables.
@@ -117,13 +125,20 @@ def extract_tables(layout: DocumentLayout) -> list[Table]:
     found: list[tuple[int, Table]] = []
     seen_labels: set[str] = set()
     for page in layout.pages:
-        captions = [c for c in _captions(page, layout.body_size) if c.label not in seen_labels]
-        if not captions and not _looks_numeric(page):
-            continue
-        for table in _page_tables(page, captions, layout):
-            if table.label:
-                seen_labels.add(table.label)
-            found.append((table.seq, table))
+        views = [page]
+        rotation = _sideways_rotation(page)
+        if rotation:
+            views.append(upright_view(page, turn_matrix(page, rotation)))
+        for view in views:
+            captions = [c for c in _captions(view, layout.body_size) if c.label not in seen_labels]
+            if not captions and not _looks_numeric(view):
+                continue
+            for table in _page_tables(view, captions, layout):
+                if view.matrix is not None:
+                    _back_to_page(table, ~view.matrix, layout)
+                if table.label:
+                    seen_labels.add(table.label)
+                found.append((table.seq, table))
     found.sort(key=lambda item: item[0])
     tables = [table for _, table in found]
     for ordinal, table in enumerate(tables):
@@ -131,16 +146,42 @@ def extract_tables(layout: DocumentLayout) -> list[Table]:
     return tables
 
 
+def _sideways_rotation(page: PageLayout) -> int:
+    """The rotation of a sideways table on the page (a landscape table in a portrait paper),
+    or 0: enough text running up or down the page to hold one."""
+    turned = Counter(line.rotation for line in page.lines if line.rotation)
+    if not turned:
+        return 0
+    rotation, count = turned.most_common(1)[0]
+    return rotation if count >= SIDEWAYS_LINES else 0
+
+
+def _back_to_page(table: Table, to_page: pymupdf.Matrix, layout: DocumentLayout) -> None:
+    """Boxes of a table read in a turned view, in page coordinates again."""
+    table.bbox = _turn_box(table.bbox, to_page)
+    for cell in table.cells:
+        if cell.bbox is not None:
+            cell.bbox = _turn_box(cell.bbox, to_page)
+    table.seq = layout.seq_at(table.page_number, table.bbox)
+
+
+def _turn_box(bbox: BBox, matrix: pymupdf.Matrix) -> BBox:
+    rect = pymupdf.Rect(bbox) * matrix
+    return (rect.x0, rect.y0, rect.x1, rect.y1)
+
+
 def _captions(page: PageLayout, body_size: float) -> list[Caption]:
     captions: list[Caption] = []
     labels: set[str] = set()
     for i, line in enumerate(page.lines):
-        if line.furniture or not _starts_caption(page.lines, i):
+        if line.furniture or line.rotation or not _starts_caption(page.lines, i):
             continue
         match = _CAPTION.match(line.text)
         if not match or not _caption_like(match, line, body_size):
             continue
-        label = re.sub(r"\s+", " ", match["label"]).replace("TABLE", "Table")
+        label = (
+            re.sub(r"\s+", " ", match["label"]).replace("TABLE", "Table").replace("tABLE", "Table")
+        )
         if label in labels:
             continue
         labels.add(label)
@@ -173,8 +214,15 @@ def _style_break(before: Line, line: Line) -> bool:
 
 def _caption_end(lines: list[Line], i: int) -> int:
     """One past the caption's last line: the rest of its block, up to a change of size (table
-    text below a caption in the same block)."""
+    text below a caption in the same block). A bare label ("Table 1") takes the title line
+    set right under it as its own block."""
     end = i + 1
+    if _CAPTION.fullmatch(lines[i].text.strip()) and end < len(lines):
+        title = lines[end]
+        gap = title.bbox[1] - lines[i].bbox[3]
+        if abs(title.size - lines[i].size) <= 0.5 and -1 <= gap < 0.8 * title.size:
+            i = end
+            end += 1
     while (
         end < len(lines)
         and lines[end].block == lines[i].block
@@ -193,6 +241,8 @@ def _caption_like(match: re.Match, line: Line, body_size: float) -> bool:
         return False  # a table row whose first cell reads "Table"
     if not rest or sep in (":", "|"):
         return True
+    if not sep and rest[0].islower():
+        return False  # "Table 2 compares ...": a sentence about the table
     smaller = line.size < body_size - 0.5
     if sep == ".":
         return "." not in match["num"] or smaller
@@ -215,8 +265,11 @@ def _is_numeric_row(line: Line) -> bool:
     if _is_monospace(line.font):
         return False  # code listings ("/Pages 3 0 R") read as numbers but are not tables
     tokens = [t for t in line.text.split() if t not in _STANDALONE]
-    numbers = sum(parse_number(t)[0] is not None for t in tokens)
-    return numbers >= 2 and numbers * 3 >= len(tokens)
+    is_number = [parse_number(t)[0] is not None for t in tokens]
+    numbers = sum(is_number)
+    # a long row label followed by its values ("Net loss attributable to ... (6,768) (496)")
+    trailing = next((i for i, n in enumerate(reversed(is_number)) if not n), len(tokens))
+    return numbers >= 2 and (numbers * 3 >= len(tokens) or (trailing >= 2 and len(tokens) <= 16))
 
 
 def _is_monospace(font: str) -> bool:
@@ -244,8 +297,8 @@ class Region:
 
 def _page_tables(page: PageLayout, captions: list[Caption], layout: DocumentLayout) -> list[Table]:
     # drawings cost a lot on pages with plots; only captioned tables are bounded by rules
-    horizontal, vertical = _rules(page.page) if captions else ([], [])
-    words = page.page.get_text("words", sort=False)
+    horizontal, vertical = _rules(page) if captions else ([], [])
+    words = _words(page)
     regions: list[Region] = []
     for caption in captions:
         region = _caption_region(page, caption, horizontal, layout.body_size)
@@ -253,6 +306,10 @@ def _page_tables(page: PageLayout, captions: list[Caption], layout: DocumentLayo
             regions.append(region)
     if not captions:
         regions.extend(_numeric_regions(page, layout.body_size))
+        if regions:  # rules under spanning headers tell levels from wrapped lines
+            horizontal, vertical = _rules(page)
+            for region in regions:
+                region.rules = [r for r in horizontal if _rule_inside(r, region)]
     tables = []
     for region in regions:
         table = _build_table(page, region, words, vertical, layout)
@@ -261,15 +318,26 @@ def _page_tables(page: PageLayout, captions: list[Caption], layout: DocumentLayo
     return tables
 
 
+def _rule_inside(rule: Rule, region: Region) -> bool:
+    return region.y0 - 2 <= rule.y <= region.y1 + 2 and rule.x_overlap(region.x0, region.x1) > 0
+
+
 def _overlap(a: Region, b: Region) -> bool:
     return min(a.y1, b.y1) - max(a.y0, b.y0) > 2 and min(a.x1, b.x1) - max(a.x0, b.x0) > 2
 
 
-def _rules(page: pymupdf.Page) -> tuple[list[Rule], list[Rule]]:
+def _words(page: PageLayout) -> list[tuple]:
+    words = page.page.get_text("words", sort=False)
+    if page.matrix is None:
+        return words
+    return [(*_turn_box(w[:4], page.matrix), *w[4:]) for w in words]
+
+
+def _rules(page: PageLayout) -> tuple[list[Rule], list[Rule]]:
     """Thin lines and thin filled rectangles, split into horizontal and vertical rules."""
     horizontal: list[Rule] = []
     vertical: list[Rule] = []
-    for drawing in page.get_drawings():
+    for drawing in page.page.get_drawings():
         for item in drawing["items"]:
             if item[0] == "l":
                 p, q = item[1], item[2]
@@ -278,6 +346,8 @@ def _rules(page: pymupdf.Page) -> tuple[list[Rule], list[Rule]]:
                 rect = item[1]
             else:
                 continue
+            if page.matrix is not None:
+                rect = rect * page.matrix
             if rect.height <= 2.5 and rect.width >= 8:
                 horizontal.append(Rule(rect.x0, rect.y0, rect.x1, rect.y1))
             elif rect.width <= 2.5 and rect.height >= 6:
@@ -404,12 +474,15 @@ def _blocked(
 
 
 def _is_prose(line: Line, body_size: float, column: tuple[float, float]) -> bool:
+    """A body-size line that fills its text column with words: a sentence, not a row. A
+    narrow column's line holds fewer words (about one per 30 points)."""
     width = line.bbox[2] - line.bbox[0]
+    column_width = column[1] - column[0] - 60
     words = line.text.split()
     return (
         line.size >= body_size - 0.3
-        and width > 0.8 * (column[1] - column[0] - 60)
-        and len(words) >= 8
+        and width > 0.8 * column_width
+        and len(words) >= min(8, max(5, column_width // 30))
         and sum(parse_number(w)[0] is not None for w in words) * 3 < len(words)
     )
 
@@ -467,27 +540,35 @@ def _adjacent_lines(
 
 def _numeric_regions(page: PageLayout, body_size: float) -> list[Region]:
     """Uncaptioned tables: runs of numeric rows, with the short header lines just above."""
-    lines = sorted(page.body_lines(), key=lambda line: line.bbox[1])
+    lines = sorted(
+        (line for line in page.body_lines() if not line.rotation), key=lambda line: line.bbox[1]
+    )
+    two_columns = _has_two_columns(page)
     regions: list[Region] = []
     i = 0
     while i < len(lines):
         if not _is_numeric_row(lines[i]):
             i += 1
             continue
-        end = i
+        # on a two-column page a table in one column never takes lines from the other
+        column = _column_span(page, lines[i].bbox) if two_columns else (0.0, page.width)
+        run = [lines[i]]
         numeric = 1
-        while end + 1 < len(lines) and _continues_table(lines[end], lines[end + 1], body_size):
-            end += 1
-            numeric += _is_numeric_row(lines[end])
-        start = i
-        while (
-            start > 0
-            and i - start < 4
-            and _continues_table(lines[start], lines[start - 1], body_size, up=True)
-        ):
-            start -= 1
+        end = i
+        for j in range(i + 1, len(lines)):
+            if not _within(lines[j], column):
+                continue
+            if not _continues_table(page, run[-1], lines[j], body_size):
+                break
+            run.append(lines[j])
+            numeric += _is_numeric_row(lines[j])
+            end = j
+        above = [line for line in lines[:i] if _within(line, column)]
+        for _ in range(4):  # header lines just above the first numeric row
+            if not above or not _continues_table(page, run[0], above[-1], body_size, up=True):
+                break
+            run.insert(0, above.pop())
         if numeric >= 3:
-            run = lines[start : end + 1]
             regions.append(
                 Region(
                     min(line.bbox[0] for line in run) - 1,
@@ -501,14 +582,33 @@ def _numeric_regions(page: PageLayout, body_size: float) -> list[Region]:
     return regions
 
 
-def _continues_table(line: Line, other: Line, body_size: float, up: bool = False) -> bool:
-    """Whether the next line (or, going up, the previous one) still belongs to the table."""
+def _has_two_columns(page: PageLayout) -> bool:
+    """Several long lines wholly inside each half of the page: a two-column layout."""
+    middle = page.width / 2
+    left = sum(1 for x in page.body_lines() if x.bbox[2] < middle and len(x.text) > 40)
+    right = sum(1 for x in page.body_lines() if x.bbox[0] > middle and len(x.text) > 40)
+    return left >= 5 and right >= 5
+
+
+def _within(line: Line, column: tuple[float, float]) -> bool:
+    width = max(line.bbox[2] - line.bbox[0], 1.0)
+    return min(line.bbox[2], column[1]) - max(line.bbox[0], column[0]) > 0.5 * width
+
+
+def _continues_table(
+    page: PageLayout, line: Line, other: Line, body_size: float, up: bool = False
+) -> bool:
+    """Whether the next line (or, going up, the previous one) still belongs to the table.
+    Prose is judged against its own text column: a line of a two-column page's left column is
+    short, but it is still a sentence."""
     gap = line.bbox[1] - other.bbox[3] if up else other.bbox[1] - line.bbox[3]
     if gap > 1.2 * other.size:
         return False
     if _is_numeric_row(other):
         return True
-    return len(other.text) <= 60 and not _is_prose(other, body_size, (0, 10_000))
+    column = _column_span(page, other.bbox)
+    # an abstract or a footnote is set a point smaller than the body, and is still prose
+    return len(other.text) <= 60 and not _is_prose(other, body_size - 1.0, column)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -537,11 +637,19 @@ def _build_table(
         columns = [(region.x0, region.x1)]
     elif len(rows) < 2 or len(columns) < 2:
         return None
-    for row in rows:
-        numeric_row = any(parse_number(f.text)[0] is not None for f in row.fragments)
+    for r, row in enumerate(rows):
+        numeric_row = _has_number(row)
+        below = rows[r + 1] if r + 1 < len(rows) else None
         row.fragments = [
-            part for f in row.fragments for part in _split_across_columns(f, columns, numeric_row)
+            part
+            for f in row.fragments
+            for part in (
+                [f]
+                if _heads_subcolumns(f, below)
+                else _split_across_columns(f, columns, numeric_row)
+            )
         ]
+    rows = _join_stacked_lines(rows, columns, region.rules)
     cells = _cells(rows, columns, region, vertical)
     # a box of text has no header row: its first line is text like the rest
     header_rows = 0 if len(columns) == 1 else _ruled_header_rows(rows, region)
@@ -557,6 +665,98 @@ def _build_table(
         header_rows=header_rows,
         seq=layout.seq_at(page.number, bbox),
     )
+
+
+def _has_number(row: Row) -> bool:
+    return any(parse_number(f.text)[0] is not None for f in row.fragments)
+
+
+def _heads_subcolumns(frag: Fragment, below: Row | None) -> bool:
+    """A header over a row of sub-headers ("After Perturb" over "ALL" and "VP") spans them,
+    even when each of its words sits over one of them; tight headers over data do not."""
+    if below is None or _has_number(below) or len(frag.words) < 2:
+        return False
+    under = [f for f in below.fragments if frag.x0 - 2 <= f.cx <= frag.x1 + 2]
+    return len(under) >= 2
+
+
+def _join_stacked_lines(
+    rows: list[Row], columns: list[tuple[float, float]], rules: list[Rule]
+) -> list[Row]:
+    """One header cell set on several lines ("Age group" over "(yrs)") is one cell, not two
+    levels. A line joins the header text right above it when it is the only line in that
+    text's reach: a header over several sub-headers is a level ("Top-20" over five datasets),
+    and so is a year, a ruled-off line or a label repeated along its row ("F1" under each
+    dataset)."""
+    header_end = next((r for r, row in enumerate(rows) if _has_value(row)), 0)
+    if header_end < 2 or len(columns) < 2:
+        return rows
+    stub_edge = columns[min(_first_numeric_column(rows, columns), len(columns) - 1)][0]
+    for r in range(1, header_end):
+        for frag in list(rows[r].fragments):
+            upper = _stacked_parent(frag, rows, r, stub_edge, rules)
+            if upper is None:
+                continue
+            owner, parent = upper
+            index = owner.fragments.index(parent)
+            joined = _fragment([*parent.words, *frag.words])
+            if re.search(r"[a-z]-$", parent.text):  # "Pre-treat-" over "ment"
+                joined.text = parent.text[:-1] + frag.text
+            else:
+                joined.text = f"{parent.text} {frag.text}"
+            owner.fragments[index] = joined
+            rows[r].fragments.remove(frag)
+    return [row for row in rows if row.fragments]
+
+
+def _stacked_parent(
+    frag: Fragment, rows: list[Row], r: int, stub_edge: float, rules: list[Rule]
+) -> tuple[Row, Fragment] | None:
+    """The header fragment frag continues, with the row holding it, if any."""
+    owner = next((row for row in reversed(rows[:r]) if _overlapping(row, frag)), None)
+    if owner is None:
+        return None
+    above = _overlapping(owner, frag)
+    parent = above[0]
+    lo, hi = _reach(parent, owner, stub_edge)
+    # lines under text higher up belong to that text, not to the parent
+    higher = rows[: rows.index(owner)]
+    under = [
+        f
+        for f in rows[r].fragments
+        if lo <= f.cx <= hi and (f is frag or not any(_overlapping(row, f) for row in higher))
+    ]
+    if len(above) > 1 or under != [frag] or frag.y0 - parent.y1 > 1.2 * frag.height:
+        return None
+    if is_year(parent.text) or is_year(frag.text):
+        return None
+    if sum(f.text == frag.text for f in rows[r].fragments) > 1:
+        return None
+    ruled = any(
+        parent.y1 - 1 <= rule.y <= frag.y0 + 1 and rule.x_overlap(frag.x0, frag.x1) > 0
+        for rule in rules
+    )
+    return None if ruled else (owner, parent)
+
+
+def _overlapping(row: Row, frag: Fragment) -> list[Fragment]:
+    return [g for g in row.fragments if _x_overlaps(g, frag)]
+
+
+def _reach(frag: Fragment, row: Row, stub_edge: float) -> tuple[float, float]:
+    """The x range a header fragment can head: halfway to its neighbours in its row, on its
+    own side of the stub (row labels) edge."""
+    lo, hi = (float("-inf"), stub_edge) if frag.cx < stub_edge else (stub_edge, float("inf"))
+    for other in row.fragments:
+        if other.x1 <= frag.x0:
+            lo = max(lo, (other.x1 + frag.x0) / 2)
+        elif other.x0 >= frag.x1:
+            hi = min(hi, (frag.x1 + other.x0) / 2)
+    return lo, hi
+
+
+def _x_overlaps(a: Fragment, b: Fragment) -> bool:
+    return min(a.x1, b.x1) - max(a.x0, b.x0) > 0.3 * min(a.x1 - a.x0, b.x1 - b.x0)
 
 
 def _is_framed_text(region: Region, rows: list[Row]) -> bool:
@@ -586,7 +786,7 @@ def _fragments(words: list[tuple]) -> list[Fragment]:
             current.append(w)
         if current:
             fragments.append(_fragment(current))
-    return _attach_symbols(fragments)
+    return _attach_marks(_attach_symbols(fragments))
 
 
 def _both_numbers(left: tuple, right: tuple) -> bool:
@@ -645,6 +845,39 @@ def _attach_symbols(fragments: list[Fragment]) -> list[Fragment]:
     if pending:
         out.append(pending)
     return out
+
+
+def _attach_marks(fragments: list[Fragment]) -> list[Fragment]:
+    """Keep a small raised footnote mark with the cell it follows, never as a column of its
+    own (PyMuPDF puts superscripts on lines of their own)."""
+    marks = [f for f in fragments if _MARK.match(f.text)]
+    kept = [f for f in fragments if not _MARK.match(f.text)]
+    for mark in marks:
+        host = _mark_host(mark, kept)
+        if host is None:
+            kept.append(mark)
+            continue
+        kept[kept.index(host)] = Fragment(
+            host.x0,
+            host.y0,
+            max(host.x1, mark.x1),
+            host.y1,
+            f"{host.text} {mark.text}",
+            [*host.words, *mark.words],
+        )
+    return kept
+
+
+def _mark_host(mark: Fragment, fragments: list[Fragment]) -> Fragment | None:
+    """The fragment a mark is set against: just left of it, taller, on the same line."""
+    hosts = [
+        f
+        for f in fragments
+        if mark.height < 0.85 * f.height
+        and f.y0 - 1 <= mark.cy <= f.y1 + 1
+        and -1.5 <= mark.x0 - f.x1 <= 0.8 * f.height
+    ]
+    return min(hosts, key=lambda f: mark.x0 - f.x1, default=None)
 
 
 def _rows(fragments: list[Fragment]) -> list[Row]:
@@ -786,6 +1019,12 @@ def _cells(
     parent: Spans = {}
     labelled: set[int] = set()  # columns some header row above has text over
     for r, row in enumerate(rows):
+        if _is_section_label(row, region):
+            frag = row.fragments[0]
+            box = (frag.x0, frag.y0, frag.x1, frag.y1)
+            cells.append(TableCell(row=r, col=0, col_span=len(columns), text=frag.text, bbox=box))
+            parent = {}
+            continue
         header_like = _is_header_like(row, rows, r)
         spans = _place(row, columns, header_like)
         if header_like and len(spans) < len(columns):
@@ -906,6 +1145,8 @@ def _span_from_rules(frags: list[Fragment], ctx: GridContext, r: int) -> tuple[i
             continue
         if rule.x1 - rule.x0 >= region.x1 - region.x0 - 4:
             continue  # a full rule separates rows; it says nothing about spans
+        if any(rule.x0 <= f.cx <= rule.x1 for f in ctx.rows[r].fragments if f not in frags):
+            continue  # a rule under several headers of the row separates rows too
         hits = [
             i
             for i, (x0, x1) in enumerate(ctx.columns)
@@ -945,16 +1186,40 @@ def _rule_between(vertical: list[Rule], xa: float, xb: float, row: Row) -> bool:
 
 
 def _ruled_header_rows(rows: list[Row], region: Region) -> int | None:
-    """Rows above the first full-width rule inside the table (booktabs midrule)."""
+    """Rows above the full-width rule that closes the header (booktabs midrule)."""
     width = region.x1 - region.x0
     inner = [
         r.y
         for r in region.rules
         if r.x1 - r.x0 > 0.7 * width and region.y0 + 3 < r.y < region.y1 - 3
     ]
-    if not inner:
-        return None
-    count = sum(1 for row in rows if row.cy < inner[0])
-    if 1 <= count <= 4 and count < len(rows):
-        return count
-    return None
+    best = None
+    for y in inner:  # the last rule with only header rows above it (a rule may split levels)
+        above = [row for row in rows if row.cy < y]
+        if any(_has_value(row) for row in above) or (
+            above and _is_section_label(above[-1], region)
+        ):
+            break
+        if 1 <= len(above) <= 4 and len(above) < len(rows):
+            best = len(above)
+    return best
+
+
+def _is_section_label(row: Row, region: Region) -> bool:
+    """A lone label centred across the table ("Tiny", "Short") names the group of rows below
+    it: the outer level of their row paths, not a column header."""
+    if len(row.fragments) != 1 or _has_number(row):
+        return False
+    width = region.x1 - region.x0
+    frag = row.fragments[0]
+    return (
+        frag.x1 - frag.x0 < 0.5 * width
+        and abs(frag.cx - (region.x0 + region.x1) / 2) < 0.08 * width
+    )
+
+
+def _has_value(row: Row) -> bool:
+    """A number that is not a year: header rows may hold years ("2021 2020"), not values."""
+    return any(
+        parse_number(f.text)[0] is not None and not is_year(f.text.strip()) for f in row.fragments
+    )
