@@ -76,6 +76,8 @@ class Table(BaseModel):
     header_cols: int  # depth of the left header
     cells: list[TableCell]
     seq: int = 0
+    confidence: float = 1.0  # how far the structure can be trusted (indexer/table_checks.py)
+    doubts: list[str] = Field(default_factory=list)  # why it may be wrong
 
 
 class Figure(BaseModel):

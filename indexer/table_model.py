@@ -290,7 +290,7 @@ def infer_header_cols(grid: Grid, header_rows: int) -> int:
     kinds = [_column_kind(grid, c, header_rows) for c in range(n_cols)]
     first = next((c for c, (kind, _) in enumerate(kinds) if kind == "value"), None)
     if first is None:
-        return 1
+        return _grouped_depth(grid, header_rows)
     depth = max(first, 1)
     labelled_rows = max(count for kind, count in kinds if kind == "value")
     texts = [
@@ -302,6 +302,21 @@ def infer_header_cols(grid: Grid, header_rows: int) -> int:
         after = [kind for kind, _ in kinds[texts[-1] + 1 :]]
         if "text" not in after and after.count("value") >= 2:
             depth = texts[-1] + 1
+    return depth
+
+
+def _grouped_depth(grid: Grid, header_rows: int) -> int:
+    """Left header depth of a table without values ("Yes"/"No" grids): one column, and one more
+    for each leading column whose cells span several body rows. A cell spanning rows groups
+    them ("Regional Airlines" over "PenAir" and "Ravn Alaska"), so the column beside it still
+    names each row."""
+    depth = 1
+    limit = min(len(grid[0]) - 1, MAX_LEFT_HEADER)
+    while depth < limit and any(
+        cell is not None and cell.col == depth - 1 and cell.row_span > 1 and cell.text.strip()
+        for cell in _distinct([row[depth - 1] for row in grid[header_rows:]])
+    ):
+        depth += 1
     return depth
 
 

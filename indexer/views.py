@@ -268,6 +268,8 @@ def _table_rows(
                 header_rows=t.header_rows,
                 header_cols=t.header_cols,
                 summary=summaries.tables.get(t.ordinal),
+                confidence=t.confidence,
+                doubts=t.doubts,
             )
         )
         rows.extend(

@@ -97,6 +97,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
         reindex=True,
     ),
+    Migration(
+        4,
+        "a confidence and the doubts behind it for every table's structure",
+        (AddColumn("tables", "confidence"), AddColumn("tables", "doubts")),
+        reindex=True,
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -213,6 +213,18 @@ class TableRow(Row):
     summary: Annotated[
         str | None, Col("Summary of the table built from its caption and headers.", encodable=True)
     ]
+    confidence: Annotated[
+        float | None,
+        Col(
+            "How far the structure can be trusted, 0.1-1.0: 1 when nothing looks wrong; below 0.8, check the page with view_page before quoting a value."
+        ),
+    ]
+    doubts: Annotated[
+        list[str] | None,
+        Col(
+            "Why the structure may be wrong, e.g. 'values without a column header: 3 of 40 cells', 'no caption: found from rows of numbers'."
+        ),
+    ]
 
 
 @view(

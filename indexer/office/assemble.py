@@ -16,6 +16,7 @@ from indexer.heading_numbers import split_heading_number
 from indexer.model import Chunk, Figure, ParsedDocument, Section, Sentence, Table
 from indexer.office.blocks import BlockStream, Heading, ImageBlock, Paragraph, TableBlock
 from indexer.sentences import sentences_of
+from indexer.table_checks import check_structure
 from indexer.table_model import finish_table
 
 _TABLE_LABEL = re.compile(r"^(Table|Tab\.)\s*([A-Z]?\d+(?:\.\d+)*)", re.IGNORECASE)
@@ -129,7 +130,7 @@ def build_tables(stream: BlockStream) -> list[Table]:
         )
         for step in block.post:
             step(table)
-        tables.append(table)
+        tables.append(check_structure(table))
     return tables
 
 

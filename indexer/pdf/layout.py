@@ -64,6 +64,7 @@ class PageLayout:
     printed: str | None = None  # the page number printed on the page ("24", "iv"), if found
     # Set on an upright view of sideways text: maps page coordinates to the view's.
     matrix: pymupdf.Matrix | None = None
+    two_columns: bool = False  # set in two columns of running text (most papers)
 
     def body_lines(self) -> list[Line]:
         return [line for line in self.lines if not line.furniture]
@@ -164,7 +165,16 @@ def _read_page(page: pymupdf.Page, number: int) -> PageLayout:
         lines=lines,
         image_boxes=image_boxes,
         page=page,
+        two_columns=_has_two_columns(lines, page.rect.width),
     )
+
+
+def _has_two_columns(lines: list[Line], width: float) -> bool:
+    """Several long lines wholly inside each half of the page: a two-column layout."""
+    middle = width / 2
+    left = sum(1 for x in lines if x.bbox[2] < middle and len(x.text) > 40)
+    right = sum(1 for x in lines if x.bbox[0] > middle and len(x.text) > 40)
+    return left >= 5 and right >= 5
 
 
 def _text_blocks(page: pymupdf.Page) -> list[dict]:

@@ -20,6 +20,7 @@ import pymupdf
 
 from indexer.model import BBox, Table, TableCell
 from indexer.pdf.layout import DocumentLayout, Line, PageLayout, turn_matrix, upright_view
+from indexer.table_checks import check_structure
 from indexer.table_model import finish_table, is_year, parse_number
 
 # "tABLE" is how small capitals come out of some fonts (MMWR's "tABLE 6.").
@@ -370,7 +371,10 @@ def _merge_collinear(rules: list[Rule]) -> list[Rule]:
 
 
 def _column_span(page: PageLayout, bbox: BBox) -> tuple[float, float]:
-    """The text column a caption sits in: left, right or the full width."""
+    """The text column a caption or line sits in: left, right or (on a page set in one
+    column) the full width."""
+    if not page.two_columns:
+        return 0.0, page.width
     middle = page.width / 2
     slack = page.width * 0.03
     if bbox[2] <= middle + slack:
@@ -384,7 +388,11 @@ def _caption_region(
     page: PageLayout, caption: Caption, rules: list[Rule], body_size: float
 ) -> Region | None:
     col_x0, col_x1 = _column_span(page, caption.bbox)
-    near = [r for r in rules if r.x_overlap(col_x0, col_x1) > 0.5 * (r.x1 - r.x0)]
+    # rules mostly in the caption's column, or across it (a full-width table under a caption
+    # set at the left of a two-column page)
+    near = [
+        r for r in rules if r.x_overlap(col_x0, col_x1) > 0.5 * min(r.x1 - r.x0, col_x1 - col_x0)
+    ]
     cap_y0, cap_y1 = caption.bbox[1], caption.bbox[3]
     above = [r for r in near if r.y <= cap_y0 + 1 and cap_y0 - r.y < MAX_CAPTION_GAP]
     below = [r for r in near if r.y >= cap_y1 - 1 and r.y - cap_y1 < MAX_CAPTION_GAP]
@@ -543,7 +551,6 @@ def _numeric_regions(page: PageLayout, body_size: float) -> list[Region]:
     lines = sorted(
         (line for line in page.body_lines() if not line.rotation), key=lambda line: line.bbox[1]
     )
-    two_columns = _has_two_columns(page)
     regions: list[Region] = []
     i = 0
     while i < len(lines):
@@ -551,7 +558,7 @@ def _numeric_regions(page: PageLayout, body_size: float) -> list[Region]:
             i += 1
             continue
         # on a two-column page a table in one column never takes lines from the other
-        column = _column_span(page, lines[i].bbox) if two_columns else (0.0, page.width)
+        column = _column_span(page, lines[i].bbox)
         run = [lines[i]]
         numeric = 1
         end = i
@@ -563,6 +570,8 @@ def _numeric_regions(page: PageLayout, body_size: float) -> list[Region]:
             run.append(lines[j])
             numeric += _is_numeric_row(lines[j])
             end = j
+        while not _is_numeric_row(run[-1]):  # text after the last row of numbers is not the table's
+            run.pop()
         above = [line for line in lines[:i] if _within(line, column)]
         for _ in range(4):  # header lines just above the first numeric row
             if not above or not _continues_table(page, run[0], above[-1], body_size, up=True):
@@ -580,14 +589,6 @@ def _numeric_regions(page: PageLayout, body_size: float) -> list[Region]:
             )
         i = end + 1
     return regions
-
-
-def _has_two_columns(page: PageLayout) -> bool:
-    """Several long lines wholly inside each half of the page: a two-column layout."""
-    middle = page.width / 2
-    left = sum(1 for x in page.body_lines() if x.bbox[2] < middle and len(x.text) > 40)
-    right = sum(1 for x in page.body_lines() if x.bbox[0] > middle and len(x.text) > 40)
-    return left >= 5 and right >= 5
 
 
 def _within(line: Line, column: tuple[float, float]) -> bool:
@@ -655,7 +656,7 @@ def _build_table(
     header_rows = 0 if len(columns) == 1 else _ruled_header_rows(rows, region)
     bbox = (region.x0, region.y0, region.x1, region.y1)
     caption = region.caption
-    return finish_table(
+    table = finish_table(
         cells,
         ordinal=0,
         page_number=page.number,
@@ -665,6 +666,10 @@ def _build_table(
         header_rows=header_rows,
         seq=layout.seq_at(page.number, bbox),
     )
+    doubts = [] if caption else ["no caption: found from rows of numbers"]
+    if page.matrix is not None:
+        doubts.append("read sideways: the page was turned to read it")
+    return check_structure(table, doubts)
 
 
 def _has_number(row: Row) -> bool:
@@ -1196,9 +1201,11 @@ def _ruled_header_rows(rows: list[Row], region: Region) -> int | None:
     best = None
     for y in inner:  # the last rule with only header rows above it (a rule may split levels)
         above = [row for row in rows if row.cy < y]
-        if any(_has_value(row) for row in above) or (
-            above and _is_section_label(above[-1], region)
-        ):
+        values = [row for row in above if _has_value(row)]
+        # a scale ("10 20 ... 100" under "Percentile") closing the header is a header row
+        if values and not (values == above[-1:] and len(above) > 1 and _is_scale(values[0])):
+            break
+        if above and _is_section_label(above[-1], region):
             break
         if 1 <= len(above) <= 4 and len(above) < len(rows):
             best = len(above)
@@ -1216,6 +1223,14 @@ def _is_section_label(row: Row, region: Region) -> bool:
         frag.x1 - frag.x0 < 0.5 * width
         and abs(frag.cx - (region.x0 + region.x1) / 2) < 0.08 * width
     )
+
+
+def _is_scale(row: Row) -> bool:
+    """Whole numbers rising from cell to cell: the levels of a header, not measured values."""
+    numbers = [parse_number(f.text)[0] for f in sorted(row.fragments, key=lambda f: f.x0)]
+    if len(numbers) < 3 or any(n is None or n != int(n) for n in numbers):
+        return False
+    return all(a < b for a, b in zip(numbers, numbers[1:], strict=False))
 
 
 def _has_value(row: Row) -> bool:

@@ -1,0 +1,280 @@
+"""PDF table rules, one synthetic page per rule, and the corpus tables that needed them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from indexer.model import Table, TableCell
+from indexer.pdf.layout import read_layout
+from indexer.pdf.tables import extract_tables
+
+# A row of a synthetic table: (x, text) pieces on one baseline.
+Row = Sequence[tuple[float, str]]
+
+
+def _page_tables(doc: pymupdf.Document) -> list[Table]:
+    return extract_tables(read_layout(doc))
+
+
+def _draw_rows(
+    page: pymupdf.Page, rows: Sequence[Row], top: float, step: float = 12, size: float = 9
+) -> float:
+    y = top
+    for row in rows:
+        for x, text in row:
+            page.insert_text((x, y), text, fontsize=size)
+        y += step
+    return y
+
+
+def _rule(page: pymupdf.Page, y: float, x0: float = 60, x1: float = 360) -> None:
+    page.draw_line((x0, y), (x1, y), width=0.6)
+
+
+def _cell(table: Table, text: str) -> TableCell:
+    return next(c for c in table.cells if c.text == text)
+
+
+def _body(rows: int = 4) -> list[Row]:
+    return [
+        [(62, f"Item {i}"), (200, f"{10 + i}"), (260, f"{20 + i}.5"), (330, f"{30 + i}")]
+        for i in range(rows)
+    ]
+
+
+def test_stacked_header_lines_are_one_cell() -> None:
+    """A header set on two lines is one cell; a header over sub-headers is a level."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((60, 60), "Table 1: Deaths by age group.", fontsize=10)
+    _rule(page, 70)
+    y = _draw_rows(page, [[(62, "Age group"), (205, "Counts")], [(62, "(yrs)")]], 82)
+    y = _draw_rows(page, [[(198, "no."), (258, "Rate"), (325, "Share")]], y)
+    _rule(page, y - 8)
+    _draw_rows(page, _body(), y + 2)
+    _rule(page, y + 50)
+    table = next(t for t in _page_tables(doc) if t.label == "Table 1")
+    assert [c.text for c in table.cells if c.is_col_header and c.col == 0] == ["Age group (yrs)"]
+    value = _cell(table, "21.5")
+    assert value.col_path == ["Counts", "Rate"]
+    assert value.row_path == ["Item 1"]
+
+
+def test_repeated_sub_headers_stay_a_level() -> None:
+    """ "F1" under each dataset is a header level, not a second line of the dataset's name."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((60, 60), "Table 2: Scores.", fontsize=10)
+    _rule(page, 70)
+    y = _draw_rows(page, [[(200, "MAG"), (258, "MeSH")], [(200, "F1"), (258, "F1")]], 82)
+    _rule(page, y - 8)
+    _draw_rows(
+        page, [[(62, f"Model {i}"), (200, f"7{i}.1"), (258, f"8{i}.2")] for i in range(4)], y + 2
+    )
+    _rule(page, y + 50)
+    table = next(t for t in _page_tables(doc) if t.label == "Table 2")
+    assert _cell(table, "81.2").col_path == ["MeSH", "F1"]
+
+
+def test_footnote_marks_stay_with_their_cell() -> None:
+    """A small raised "(2)" after a label is part of that label, never a column of its own."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((60, 60), "Table 4: Highlights.", fontsize=10)
+    _rule(page, 68)
+    _draw_rows(page, [[(240, "2020"), (320, "2021")]], 80)
+    _rule(page, 85)
+    _rule(page, 145)
+    for i, label in enumerate(["Trips", "Gross Bookings", "Revenue", "Net loss"]):
+        y = 95 + 12 * i
+        page.insert_text((62, y), label, fontsize=9)
+        width = pymupdf.get_text_length(label, fontsize=9)
+        page.insert_text((63 + width, y - 3), f"({i + 1})", fontsize=5)
+        page.insert_text((240, y), f"{5 + i},1{i}5", fontsize=9)
+        page.insert_text((320, y), f"{6 + i},3{i}8", fontsize=9)
+    tables = _page_tables(doc)
+    assert len(tables) == 1
+    table = tables[0]
+    assert table.n_cols == 3
+    cell = _cell(table, "8,328")
+    assert cell.row_path == ["Revenue (3)"]
+    assert cell.col_path == ["2021"] and cell.value == pytest.approx(8328)
+
+
+def test_centred_group_label_heads_the_rows_below() -> None:
+    """A lone label centred across the table ("Tiny") is the outer level of row paths."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((60, 60), "Table 3: Datasets by size.", fontsize=10)
+    _rule(page, 70)
+    y = _draw_rows(page, [[(62, "Dataset"), (200, "Docs"), (260, "Words"), (330, "Sents")]], 82)
+    _rule(page, y - 8)
+    y = _draw_rows(page, [[(200, "Tiny")]], y + 2)
+    y = _draw_rows(page, _body(2), y)
+    y = _draw_rows(page, [[(198, "Short")]], y)
+    y = _draw_rows(
+        page,
+        [[(62, f"Set {i}"), (200, f"4{i}"), (260, f"5{i}.5"), (330, f"6{i}")] for i in range(2)],
+        y,
+    )
+    _rule(page, y - 6)
+    table = next(t for t in _page_tables(doc) if t.label == "Table 3")
+    assert table.header_rows == 1
+    assert _cell(table, "20.5").row_path == ["Tiny", "Item 0"]
+    assert _cell(table, "51.5").row_path == ["Short", "Set 1"]
+    assert _cell(table, "51.5").col_path == ["Words"]
+
+
+def test_small_capital_caption_is_a_caption() -> None:
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((60, 60), "tABLE 6. Number of deaths, by state", fontsize=9)
+    _rule(page, 68)
+    y = _draw_rows(page, [[(62, "State"), (200, "Deaths"), (260, "Rate"), (330, "Rank")]], 80)
+    _rule(page, y - 8)
+    _draw_rows(page, _body(), y + 2)
+    _rule(page, y + 50)
+    tables = _page_tables(doc)
+    assert [t.label for t in tables] == ["Table 6"]
+    assert tables[0].caption.startswith("tABLE 6. Number of deaths")
+
+
+@pytest.mark.parametrize("rotate", [90, -90])
+def test_sideways_table_is_read_turned(rotate: int) -> None:
+    """A landscape table placed sideways on a portrait page reads as if the page were turned;
+    its boxes stay in page coordinates."""
+    source = pymupdf.open()
+    landscape = source.new_page(width=792, height=612)
+    landscape.insert_text((60, 60), "Table 1: Site characteristics", fontsize=10)
+    rows: list[Row] = [[(62, "Site"), (200, "Area"), (260, "Rain"), (330, "Age")]]
+    rows += [
+        [(62, f"Creek {i}"), (200, f"{870 + i}"), (260, f"14{i}2"), (330, f"1{i}")]
+        for i in range(6)
+    ]
+    _draw_rows(landscape, rows, 80, step=14)
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.show_pdf_page(page.rect, source, 0, rotate=rotate)
+    tables = _page_tables(doc)
+    assert [t.label for t in tables] == ["Table 1"]
+    table = tables[0]
+    cell = _cell(table, "1422")
+    assert cell.row_path == ["Creek 2"] and cell.col_path == ["Rain"]
+    x0, y0, x1, y1 = cell.bbox
+    assert y1 - y0 > x1 - x0  # the number runs along the page's height
+    assert page.rect.contains(pymupdf.Rect(table.bbox))
+
+
+def test_prose_beside_a_table_is_not_taken_into_it() -> None:
+    """On a two-column page, an uncaptioned table in the right column takes no lines of the
+    paragraph in the left column, even where they share baselines."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    sentence = "the model reads every table of the paper in order"
+    for i in range(30):
+        page.insert_text((50, 80 + 12 * i), f"{sentence} {i}", fontsize=9)
+        page.insert_text((320, 80 + 12 * i), f"{sentence} {i}", fontsize=9)
+    rows = [[(330, "Nation"), (420, "Gold"), (470, "Silver"), (520, "Bronze")]]
+    rows += [
+        [(330, name), (425, f"{g}"), (475, f"{s}"), (525, f"{b}")]
+        for name, g, s, b in [
+            ("Britain", 2, 1, 2),
+            ("Spain", 1, 2, 0),
+            ("Ukraine", 0, 2, 0),
+            ("Chile", 3, 0, 1),
+        ]
+    ]
+    page.draw_rect(pymupdf.Rect(316, 440, 560, 520), color=(1, 1, 1), fill=(1, 1, 1))
+    _draw_rows(page, rows, 452)
+    tables = _page_tables(doc)
+    assert len(tables) == 1
+    texts = [c.text for c in tables[0].cells]
+    assert "Spain" in texts
+    assert not any(sentence.split()[0] in text for text in texts)
+
+
+def test_sentence_naming_a_table_is_not_its_caption() -> None:
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_textbox(
+        pymupdf.Rect(60, 50, 540, 120),
+        "Table 2 compares the summaries with the sources and shows that the long ones are "
+        "closest to the documents they summarise.",
+        fontsize=10,
+    )
+    page.insert_text((60, 160), "Table 2: Comparison of datasets.", fontsize=10)
+    _rule(page, 168)
+    y = _draw_rows(page, [[(62, "Dataset"), (200, "Docs"), (260, "Words"), (330, "Sents")]], 180)
+    _rule(page, y - 8)
+    _draw_rows(page, _body(), y + 2)
+    _rule(page, y + 50)
+    tables = _page_tables(doc)
+    assert [t.caption for t in tables] == ["Table 2: Comparison of datasets."]
+
+
+# ---------------------------------------------------------------------------------------------
+# The corpus tables
+
+
+def _tables(corpus: Path, name: str) -> list[Table]:
+    with pymupdf.open(corpus / name) as doc:
+        return _page_tables(doc)
+
+
+def test_tableformer_table1_spanning_headers(corpus) -> None:
+    tables = _tables(corpus, "papers/2203.00274v2_tableformer.pdf")
+    table = next(t for t in tables if t.label == "Table 1")
+    after_all = [c for c in table.cells if c.col_path == ["After Perturb", "ALL"]]
+    assert "72.3" in [c.text for c in after_all]
+    before_seq = [c for c in table.cells if c.col_path == ["Before Perturb", "SEQ"]]
+    assert "47.5" in [c.text for c in before_seq]
+    # page 1's abstract is prose, whatever numbers the figure beside it holds
+    assert not any(len(c.text.split()) > 8 for t in tables if t.page_number == 1 for c in t.cells)
+
+
+def test_multilexsum_table2_caption_headers_and_groups(corpus) -> None:
+    tables = _tables(corpus, "papers/2206.10883v3_multilexsum.pdf")
+    assert not [t for t in tables if t.page_number == 5]
+    table = next(t for t in tables if t.label == "Table 2")
+    assert table.page_number == 6
+    assert table.caption.startswith("Table 2: Comparison of Multi-LexSum")
+    assert "Tiny" not in [c.text for c in table.cells if c.is_col_header]
+    xsum = next(c for c in table.cells if c.text == "454.5")
+    assert xsum.col_path == ["Source", "Words"]
+    assert xsum.row_path == ["Tiny", "XSUM"]
+
+
+@pytest.fixture(scope="module")
+def uber_tables(corpus: Path) -> list[Table]:
+    return _tables(corpus, "long_docs/uber_2021_10k.pdf")
+
+
+def test_uber_p53_year_and_change_columns(uber_tables) -> None:
+    page = [t for t in uber_tables if t.page_number == 53]
+    revenue = [c for t in page for c in t.cells if c.row_path and c.row_path[-1] == "Revenue"]
+    paths = {c.text: c.col_path for c in revenue}
+    assert paths["$ 17,455"] == ["Year Ended December 31,", "2021"]
+    assert paths["$ 11,139"] == ["Year Ended December 31,", "2020"]
+    assert paths["57 %"] == ["2020 to 2021 % Change"]
+    assert paths["54%"] == ["Constant Currency (1)", "2020 to 2021 % Change"]
+    adjusted = [c for t in page for c in t.cells if c.text == "$ (2,528)"]
+    assert adjusted and adjusted[0].col_path == ["Year Ended December 31,", "2020"]
+
+
+def test_jhydrol_table1_read_sideways(corpus) -> None:
+    tables = _tables(corpus, "papers/jhydrol_2005_flow_duration_curves.pdf")
+    assert [t.label for t in tables] == [f"Table {n}" for n in range(1, 6)]
+    table = tables[0]
+    assert table.page_number == 5
+    assert table.caption == "Table 1 Site characteristics for all catchments"
+    headers = [c.text for c in table.cells if c.is_col_header]
+    assert "Pre-treatment (years)" in headers and "Mean annual rainfall (mm)" in headers
+    rain = next(c for c in table.cells if c.text == "1472")
+    assert rain.row_path == ["Traralgon Ck (Vic)"]
+    assert rain.col_path == ["Mean annual rainfall (mm)"]
+    x0, y0, x1, y1 = rain.bbox
+    assert y1 - y0 > x1 - x0 and x0 >= 0 and y1 <= 743
