@@ -278,3 +278,34 @@ def test_jhydrol_table1_read_sideways(corpus) -> None:
     assert rain.col_path == ["Mean annual rainfall (mm)"]
     x0, y0, x1, y1 = rain.bbox
     assert y1 - y0 > x1 - x0 and x0 >= 0 and y1 <= 743
+
+
+def test_wrapped_row_labels_are_one_label() -> None:
+    """A label that runs onto a second line stays one label, on the row with its values:
+    values on the first line (papers) or on the last (financial statements)."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((60, 60), "Table 5: Results.", fontsize=10)
+    _rule(page, 68)
+    y = _draw_rows(page, [[(62, "Method"), (200, "2020"), (260, "2021")]], 80)
+    _rule(page, y - 8)
+    rows: list[Row] = [
+        [(62, "Revenue"), (200, "11,139"), (260, "17,455")],
+        [(62, "Net loss attributable to")],
+        [(62, "Uber Technologies, Inc."), (200, "(6,768)"), (260, "(496)")],
+        [(62, "Dense retrieval with"), (200, "78.4"), (260, "79.8")],
+        [(62, "hard negatives")],
+        [(62, "Adjusted EBITDA"), (200, "(2,528)"), (260, "(774)")],
+    ]
+    y = _draw_rows(page, rows, y + 2)
+    _rule(page, y - 6)
+    table = next(t for t in _page_tables(doc) if t.label == "Table 5")
+    labels = [c.text for c in table.cells if c.is_row_header]
+    assert labels == [
+        "Revenue",
+        "Net loss attributable to Uber Technologies, Inc.",
+        "Dense retrieval with hard negatives",
+        "Adjusted EBITDA",
+    ]
+    assert _cell(table, "(496)").row_path == ["Net loss attributable to Uber Technologies, Inc."]
+    assert _cell(table, "79.8").row_path == ["Dense retrieval with hard negatives"]

@@ -21,7 +21,7 @@ import pymupdf
 from indexer.model import BBox, Table, TableCell
 from indexer.pdf.layout import DocumentLayout, Line, PageLayout, turn_matrix, upright_view
 from indexer.table_checks import check_structure
-from indexer.table_model import finish_table, is_year, parse_number
+from indexer.table_model import finish_table, is_data_text, is_year, parse_number
 
 # "tABLE" is how small capitals come out of some fonts (MMWR's "tABLE 6.").
 _CAPTION = re.compile(
@@ -266,6 +266,8 @@ def _is_numeric_row(line: Line) -> bool:
     if _is_monospace(line.font):
         return False  # code listings ("/Pages 3 0 R") read as numbers but are not tables
     tokens = [t for t in line.text.split() if t not in _STANDALONE]
+    if sum(any(ch.isdigit() for ch in t) for t in tokens) < 2:
+        return False  # most lines of a page: cheap to rule out before parsing numbers
     is_number = [parse_number(t)[0] is not None for t in tokens]
     numbers = sum(is_number)
     # a long row label followed by its values ("Net loss attributable to ... (6,768) (496)")
@@ -491,7 +493,8 @@ def _is_prose(line: Line, body_size: float, column: tuple[float, float]) -> bool
         line.size >= body_size - 0.3
         and width > 0.8 * column_width
         and len(words) >= min(8, max(5, column_width // 30))
-        and sum(parse_number(w)[0] is not None for w in words) * 3 < len(words)
+        # values, dashes standing for none included ("... respectively — —")
+        and sum(is_data_text(w) for w in words) * 3 < len(words)
     )
 
 
@@ -609,7 +612,22 @@ def _continues_table(
         return True
     column = _column_span(page, other.bbox)
     # an abstract or a footnote is set a point smaller than the body, and is still prose
-    return len(other.text) <= 60 and not _is_prose(other, body_size - 1.0, column)
+    if _is_prose(other, body_size - 1.0, column):
+        return False
+    if up:  # above the numbers: short header lines, never the end of a paragraph
+        return len(other.text) <= 60 and not _in_paragraph(page, other, body_size)
+    # below: a row label may run long ("Common stock, $0.00001 par value, 5,000,000 shares")
+    return len(other.text) <= 120
+
+
+def _in_paragraph(page: PageLayout, line: Line, body_size: float) -> bool:
+    """A line whose block holds prose: the tail of a paragraph ("... period.")."""
+    return any(
+        other.block == line.block
+        and other is not line
+        and _is_prose(other, body_size - 1.0, _column_span(page, other.bbox))
+        for other in page.lines
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -651,6 +669,7 @@ def _build_table(
             )
         ]
     rows = _join_stacked_lines(rows, columns, region.rules)
+    rows = _join_wrapped_labels(rows, columns)
     cells = _cells(rows, columns, region, vertical)
     # a box of text has no header row: its first line is text like the rest
     header_rows = 0 if len(columns) == 1 else _ruled_header_rows(rows, region)
@@ -705,13 +724,71 @@ def _join_stacked_lines(
             owner, parent = upper
             index = owner.fragments.index(parent)
             joined = _fragment([*parent.words, *frag.words])
-            if re.search(r"[a-z]-$", parent.text):  # "Pre-treat-" over "ment"
-                joined.text = parent.text[:-1] + frag.text
-            else:
-                joined.text = f"{parent.text} {frag.text}"
+            joined.text = _join_lines(parent.text, frag.text)
             owner.fragments[index] = joined
             rows[r].fragments.remove(frag)
     return [row for row in rows if row.fragments]
+
+
+# A row label broken here goes on in the next line ("Net loss attributable to" / "Uber, Inc.").
+_OPEN_END = re.compile(r"([-,(/&]|\b(and|or|of|for|from|to|in|on|the|a|an|with|by|per|net))$", re.I)
+
+
+def _join_wrapped_labels(rows: list[Row], columns: list[tuple[float, float]]) -> list[Row]:
+    """A row label that wraps onto a second line is one label, on the row holding its values.
+
+    Below the header, a line holding only a label joins the row above when it reads as that
+    label's continuation (it starts in lower case, or the label above ends open: "and", ",").
+    A label-only line whose label ends open joins the row below it, where financial statements
+    print the values (on the label's last line)."""
+    if len(columns) < 2:
+        return rows
+    stub_edge = columns[min(_first_numeric_column(rows, columns), len(columns) - 1)][0]
+    start = next((r for r, row in enumerate(rows) if _has_value(row)), len(rows))
+    out = rows[:start]
+    for row in rows[start:]:
+        label = _lone_label(row, stub_edge)
+        above = out[-1] if len(out) > start else None
+        head = _lone_label(above, stub_edge) if above else None
+        if above and head is not None and label is None and _OPEN_END.search(head.text):
+            _merge_label(row, head, stub_edge)  # the label above goes on in this row
+            out[-1] = row
+        elif above and label is not None and _continues(label, above, stub_edge):
+            _merge_label(above, label, stub_edge)
+        else:
+            out.append(row)
+    return out
+
+
+def _lone_label(row: Row, stub_edge: float) -> Fragment | None:
+    """The row's label if it is all the row holds."""
+    if len(row.fragments) == 1 and row.fragments[0].x1 <= stub_edge + 2:
+        return row.fragments[0]
+    return None
+
+
+def _continues(label: Fragment, above: Row, stub_edge: float) -> bool:
+    first = [f for f in above.fragments if f.x1 <= stub_edge + 2]
+    if not first or label.y0 - first[0].y1 > 0.6 * label.height:
+        return False
+    return label.text[:1].islower() or bool(_OPEN_END.search(first[0].text))
+
+
+def _merge_label(into: Row, label: Fragment, stub_edge: float) -> None:
+    """Join a label from a neighbouring line with the label of row ``into``, in reading order."""
+    own = next((f for f in into.fragments if f.x1 <= stub_edge + 2), None)
+    if own is None:
+        into.fragments.insert(0, label)
+        return
+    upper, lower = (label, own) if label.cy < own.cy else (own, label)
+    joined = _fragment([*upper.words, *lower.words])
+    joined.text = _join_lines(upper.text, lower.text)
+    into.fragments[into.fragments.index(own)] = joined
+
+
+def _join_lines(upper: str, lower: str) -> str:
+    """Two lines of one cell as one text ("Pre-treat-" and "ment" read "Pre-treatment")."""
+    return upper[:-1] + lower if re.search(r"[a-z]-$", upper) else f"{upper} {lower}"
 
 
 def _stacked_parent(
