@@ -307,17 +307,26 @@ def infer_header_cols(grid: Grid, header_rows: int) -> int:
 
 def _grouped_depth(grid: Grid, header_rows: int) -> int:
     """Left header depth of a table without values ("Yes"/"No" grids): one column, and one more
-    for each leading column whose cells span several body rows. A cell spanning rows groups
-    them ("Regional Airlines" over "PenAir" and "Ravn Alaska"), so the column beside it still
-    names each row."""
+    for each leading column whose cells group rows (a cell spanning several body rows, as
+    "Regional Airlines" over "PenAir" and "Ravn Alaska") while the column beside it names each
+    row with a text of its own. A column repeating its texts ("True", "False") holds values."""
     depth = 1
     limit = min(len(grid[0]) - 1, MAX_LEFT_HEADER)
-    while depth < limit and any(
-        cell is not None and cell.col == depth - 1 and cell.row_span > 1 and cell.text.strip()
-        for cell in _distinct([row[depth - 1] for row in grid[header_rows:]])
-    ):
+    while depth < limit and _groups_rows(grid, header_rows, depth - 1):
+        texts = [c.text.strip() for c in _body_cells(grid, header_rows, depth) if c.text.strip()]
+        if len(texts) < 2 or len(set(texts)) < len(texts):
+            break
         depth += 1
     return depth
+
+
+def _groups_rows(grid: Grid, header_rows: int, col: int) -> bool:
+    return any(c.row_span > 1 and c.text.strip() for c in _body_cells(grid, header_rows, col))
+
+
+def _body_cells(grid: Grid, header_rows: int, col: int) -> list[TableCell]:
+    """The distinct cells that start in column ``col`` below the header."""
+    return [c for c in _distinct([row[col] for row in grid[header_rows:]]) if c.col == col]
 
 
 def _column_kind(grid: Grid, c: int, header_rows: int) -> tuple[str, int]:

@@ -192,3 +192,27 @@ def test_dpr_table_2_value_by_paths(corpus_index, corpus_db):
     view = get_table(store, dpr_table_2)
     assert view.page_number == 5
     assert "94.1" in view.content and "Top-100 › TREC" in view.content
+
+
+def test_table_structure_doubts_reach_the_client(corpus_index, corpus_db):
+    """A table read from a turned page says so, with a confidence below 1; a clean one does
+    not."""
+    from tests.conftest import doc_id_of
+
+    store = Store(corpus_index[0])
+    hydrology = doc_id_of(corpus_db, "jhydrol_2005_flow_duration_curves.pdf")
+    (sideways,) = corpus_db.execute(
+        "SELECT table_id FROM tables WHERE doc_id = ? AND label = 'Table 1'", [hydrology]
+    ).fetchone()
+    view = get_table(store, sideways)
+    assert view.page_number == 5
+    assert view.confidence < 1.0
+    assert any(d.startswith("read sideways") for d in view.doubts)
+    assert "Structure confidence" in view.to_markdown() and "view_page" in view.to_markdown()
+    dpr = doc_id_of(corpus_db, "2004.04906v3_dpr.pdf")
+    (clean,) = corpus_db.execute(
+        "SELECT table_id FROM tables WHERE doc_id = ? AND label = 'Table 2'", [dpr]
+    ).fetchone()
+    view = get_table(store, clean)
+    assert (view.confidence, view.doubts) == (1.0, [])
+    assert "Structure confidence" not in view.to_markdown()

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from language.labels import label_key, label_words
+from language.labels import acronym_words, label_core, label_key, label_stems, label_words
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
 from tools.results import MAX_RESULT_CHARS, ToolResult, markdown_row, markdown_table, page_citation
@@ -58,6 +58,11 @@ class TableView(ToolResult):
     header_cols: int
     n_rows: int
     n_cols: int
+    confidence: float = Field(
+        default=1.0,
+        description="How far the structure can be trusted (0.1-1); below 0.8, check view_page.",
+    )
+    doubts: list[str] = Field(default_factory=list, description="Why the structure may be wrong.")
     format: str
     content: str = Field(description="The table as HTML or markdown; empty for format='cells'.")
     col_header_tree: list[HeaderNode] = Field(
@@ -77,7 +82,13 @@ class TableView(ToolResult):
         head = f"{self.label or self.table_id} (doc {self.doc_id}, page {page}, "
         head += f"bbox {self.bbox}): {self.caption or ''}"
         body = self.content or f"{len(self.cells)} cells in structured content"
-        return "\n\n".join(part for part in (head, body, self.note or "") if part)
+        return "\n\n".join(part for part in (head, self._trust(), body, self.note or "") if part)
+
+    def _trust(self) -> str:
+        if not self.doubts:
+            return ""
+        doubts = "; ".join(self.doubts)
+        return f"Structure confidence {self.confidence:.2f} ({doubts}): check with view_page."
 
 
 class CellLookup(ToolResult):
@@ -127,6 +138,8 @@ def get_table(
         header_cols=meta["header_cols"] or 0,
         n_rows=meta["n_rows"] or 0,
         n_cols=meta["n_cols"] or 0,
+        confidence=meta["confidence"] if meta["confidence"] is not None else 1.0,
+        doubts=meta["doubts"] or [],
         format=format,
         content="",
     )
@@ -178,8 +191,9 @@ def lookup_cells(
 
     A label matches a path when it is part of one of the path's labels, or all its words are,
     footnote marks, case, spacing and punctuation aside (``language.labels``): 'Gross Bookings'
-    matches 'Gross Bookings (2)'. Cells matching labels exactly come first. With no match, the
-    refusal lists the nearest row and column paths.
+    matches 'Gross Bookings (2)'; plurals, inflections and acronyms match too ('aircrafts' and
+    'Aircraft rent', 'ASM' and 'Available seat miles'). The best explained cells come first
+    (``rank_cells``). With no match, the refusal lists the nearest row and column paths.
     """
     row_labels = _labels(row_path_contains, "row_path_contains")
     col_labels = _labels(col_path_contains, "col_path_contains")
@@ -216,21 +230,30 @@ def rank_cells(
     cells: list[dict[str, Any]], row_labels: list[str], col_labels: list[str]
 ) -> list[dict[str, Any]]:
     """The cells whose row path matches every row label and whose column path matches every
-    column label (``match_path``). Those matching more labels exactly come first, then those
-    whose innermost labels the given labels cover best ('income' prefers the row 'Income' to
-    'Net income', and 'net income' prefers 'Net income' to 'Interest expense, net'), then table
-    order. Labels are lower-cased already. Shared by lookup_cells and bench/table_structure.py,
-    so the AIT-QA reachability figure measures exactly this matching."""
-    row_words, col_words = _words(row_labels), _words(col_labels)
+    column label (``match_path``), best first:
+    1. those matching more labels exactly (a label equal to a whole path label);
+    2. those matching more labels as typed, not only through stems or acronyms (``_grade``);
+    3. those whose paths the labels explain best (``_unexplained``): 'income' prefers the row
+       'Income' to 'Net income', 'net income' prefers 'Net income' to 'Interest expense, net',
+       'operating revenue' prefers 'Total operating revenue' to 'Other operating revenue';
+    4. a row or column of totals ('Total', 'Totals'), the answer when no label names one of
+       the rows or columns it sums;
+    5. table order.
+    Labels are lower-cased already. Shared by lookup_cells and bench/table_structure.py, so
+    the AIT-QA reachability figure measures exactly this matching."""
     scored = []
     for cell in cells:
-        row_exact = match_path(row_labels, cell["row_path"])
-        col_exact = match_path(col_labels, cell["col_path"])
-        if row_exact is None or col_exact is None:
+        row = _grades(row_labels, cell["row_path"])
+        col = _grades(col_labels, cell["col_path"])
+        if row is None or col is None:
             continue
-        cover = _coverage(row_words, cell["row_path"]) + _coverage(col_words, cell["col_path"])
-        scored.append((-(row_exact + col_exact), -cover, cell["row"], cell["col"], cell))
-    scored.sort(key=lambda item: item[:4])
+        exact = (row + col).count(EXACT)
+        typed = sum(grade >= TYPED for grade in row + col)
+        loose = _unexplained(row_labels, cell["row_path"])
+        loose += _unexplained(col_labels, cell["col_path"])
+        totals = _is_total(cell["row_path"]) + _is_total(cell["col_path"])
+        scored.append((-exact, -typed, loose, -totals, cell["row"], cell["col"], cell))
+    scored.sort(key=lambda item: item[:6])
     return [cell for *_, cell in scored]
 
 
@@ -238,12 +261,64 @@ def _words(labels: list[str]) -> set[str]:
     return {w for label in labels for w in label_words(label)}
 
 
-def _coverage(words: set[str], path: list[str] | None) -> float:
-    """Share of the words of the path's innermost label that the given labels contain."""
-    if not words or not path:
+# How a label meets a path label: equal to it, part of it as typed, or loosely: once plurals
+# and inflections are set aside ('aircrafts' and 'Aircraft rent'), or as the acronym of some of
+# its words ('ASM' and 'Available seat miles').
+EXACT, TYPED, LOOSE = 3, 2, 1
+
+
+def _grades(labels: list[str], path: list[str] | None) -> list[int] | None:
+    """How each label meets the path (its best grade over the path's labels); None when one
+    label meets none of them."""
+    grades = []
+    for label in labels:
+        grade = max((_grade(label, p) for p in path or []), default=0)
+        if not grade:
+            return None
+        grades.append(grade)
+    return grades
+
+
+def _grade(label: str, path_label: str) -> int:
+    key, path_key = label_key(label), label_key(path_label)
+    if key == path_key:
+        return EXACT
+    if key in path_key or label_words(label) <= label_words(path_label):
+        return TYPED
+    if label_stems(label) <= label_stems(path_label) or acronym_words(label, path_label):
+        return LOOSE
+    return 0
+
+
+# Words that name nothing: 'Number of Employees' is all explained by 'number employees'.
+_FUNCTION_WORDS = frozenset(
+    {"a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "or", "the", "to"}
+)
+# A total of X is what "X" asks for: 'Total' sets no row or column apart from the others.
+_TOTAL = frozenset({"total"})
+
+
+def _unexplained(labels: list[str], path: list[str] | None) -> float:
+    """How much of the path the labels leave unexplained: for each path label, the share of
+    its words that no label word (stem) and no acronym among the labels accounts for. 0 when
+    no labels are given: an axis nobody asked about does not rank. Parenthesised asides ('(in
+    millions)', '(RPMs)', '(Decrease)'), function words and 'total' do not count, so 'Total'
+    under a matched group label costs nothing."""
+    if not labels or not path:
         return 0.0
-    inner = label_words(path[-1])
-    return sum(w in words for w in inner) / len(inner) if inner else 0.0
+    given = {s for label in labels for s in label_stems(label)}
+    loose = 0.0
+    for path_label in path:
+        core = label_core(path_label) - _FUNCTION_WORDS - _TOTAL
+        if core:
+            spelled = {w for label in labels for w in acronym_words(label, path_label)}
+            loose += len(core - given - spelled) / len(core)
+    return loose
+
+
+def _is_total(path: list[str] | None) -> bool:
+    """The path ends in a plain 'Total' or 'Totals': the row or column summing the others."""
+    return bool(path) and label_stems(path[-1]) == _TOTAL
 
 
 def _table_row(store: Store, table_id: str) -> dict[str, Any]:
@@ -251,7 +326,7 @@ def _table_row(store: Store, table_id: str) -> dict[str, Any]:
         raise ToolError("table_id is empty: give a table_id such as '<doc_id>-t0'")
     cursor = store.sql().execute(
         "SELECT doc_id, page_number, bbox, label, caption, html, n_rows, n_cols, header_rows, "
-        "header_cols FROM tables WHERE table_id = ?",
+        "header_cols, confidence, doubts FROM tables WHERE table_id = ?",
         [table_id],
     )
     row = cursor.fetchone()
@@ -408,17 +483,11 @@ def _labels(labels: list[str] | None, name: str) -> list[str]:
 
 def match_path(labels: list[str], path: list[str] | None) -> int | None:
     """None unless every label matches some label of the path (its key is part of that label's
-    key, or all its words are among that label's words); else how many labels equal a path
-    label exactly (keys equal)."""
-    keys = [label_key(p) for p in path or []]
-    words = [label_words(p) for p in path or []]
-    exact = 0
-    for label in labels:
-        key, needed = label_key(label), label_words(label)
-        if not any(key in k or needed <= w for k, w in zip(keys, words, strict=True)):
-            return None
-        exact += key in keys
-    return exact
+    key, or all its words are among that label's words, plurals and inflections aside, or it
+    is the acronym of some of them: 'aircrafts' meets 'Aircraft rent', 'asm' meets 'Available
+    seat miles'); else how many labels equal a path label exactly (keys equal)."""
+    grades = _grades(labels, path)
+    return None if grades is None else grades.count(EXACT)
 
 
 def _no_match_message(
@@ -480,8 +549,10 @@ LOOKUP_CELLS = ToolSpec(
     description=(
         "The data cells of a table under given headers: every label in row_path_contains "
         "must occur in the cell's row path and every label in col_path_contains in its "
-        "column path (case-insensitive substrings), e.g. row ['Multi', 'BM25 + DPR'], col "
-        "['Top-100', 'TREC']. Returns value, unit, paths, page and bbox of each cell."
+        "column path (case-insensitive substrings; plurals and acronyms such as 'ASM' for "
+        "'Available seat miles' match too), e.g. row ['Multi', 'BM25 + DPR'], col "
+        "['Top-100', 'TREC']. Best matches first. Returns value, unit, paths, page and bbox of "
+        "each cell."
     ),
     arguments=LookupCellsArgs,
     function=lookup_cells,
