@@ -621,7 +621,7 @@ class CalculateArgs(Arguments):
 
 CALCULATE = ToolSpec(
     name="calculate",
-    summary="arithmetic and percent change without mistakes.",
+    summary="exact arithmetic and percent change.",
     description=(
         "Evaluate arithmetic exactly instead of by hand: differences, ratios, percent change "
         "between table cells, sums over lists. " + FUNCTIONS_HELP
