@@ -65,6 +65,7 @@ class PageLayout:
     # Set on an upright view of sideways text: maps page coordinates to the view's.
     matrix: pymupdf.Matrix | None = None
     two_columns: bool = False  # set in two columns of running text (most papers)
+    text_span: tuple[float, float] = (0.0, 0.0)  # left and right edge of the running text
 
     def body_lines(self) -> list[Line]:
         return [line for line in self.lines if not line.furniture]
@@ -166,7 +167,16 @@ def _read_page(page: pymupdf.Page, number: int) -> PageLayout:
         image_boxes=image_boxes,
         page=page,
         two_columns=_has_two_columns(lines, page.rect.width),
+        text_span=_text_span(lines, page.rect.width),
     )
+
+
+def _text_span(lines: list[Line], width: float) -> tuple[float, float]:
+    """Where running text starts and ends across the page (its margins), from its long lines."""
+    long = [line for line in lines if len(line.text) > 40]
+    if not long:
+        return 0.0, width
+    return min(line.bbox[0] for line in long), max(line.bbox[2] for line in long)
 
 
 def _has_two_columns(lines: list[Line], width: float) -> bool:

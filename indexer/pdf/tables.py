@@ -376,7 +376,8 @@ def _column_span(page: PageLayout, bbox: BBox) -> tuple[float, float]:
     """The text column a caption or line sits in: left, right or (on a page set in one
     column) the full width."""
     if not page.two_columns:
-        return 0.0, page.width
+        left, right = page.text_span
+        return (left - 30, right + 30) if right > left else (0.0, page.width)
     middle = page.width / 2
     slack = page.width * 0.03
     if bbox[2] <= middle + slack:
