@@ -17,6 +17,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from language.terms import FUNCTION_WORDS
+from language.terms import stem as plural_stem
+
 _FOOTNOTE = re.compile(r"\(\s*[0-9a-z]{1,2}\s*\)|[*†‡§¶]+|[⁰¹²³⁴⁵⁶⁷⁸⁹]+", re.IGNORECASE)
 _NOT_WORD = re.compile(r"[^\w%$€£]+")
 _ASIDE = re.compile(r"\([^()]*\)")
@@ -58,12 +61,6 @@ def label_core(label: str) -> frozenset[str]:
     return label_stems(_ASIDE.sub(" ", _FOOTNOTE.sub(" ", label)))
 
 
-# Words an acronym may skip: 'CASM' is Cost per Available Seat Mile.
-_UNSPELLED = frozenset(
-    {"a", "an", "and", "at", "by", "for", "in", "of", "on", "or", "per", "the", "to"}
-)
-
-
 @lru_cache(maxsize=65536)
 def acronym_words(word: str, label: str) -> frozenset[str]:
     """Stems of the run of the label's words whose initials spell ``word``, with or without
@@ -74,7 +71,7 @@ def acronym_words(word: str, label: str) -> frozenset[str]:
     words = label_key(_ASIDE.sub(" ", _FOOTNOTE.sub(" ", label))).split()
     if len(acronym) < 3 or not acronym.isalpha() or word in words:
         return frozenset()
-    for skipped in (_UNSPELLED, frozenset()):
+    for skipped in (FUNCTION_WORDS, frozenset()):  # 'CASM': Cost per Available Seat Mile
         spelled = [i for i, w in enumerate(words) if w not in skipped and w[0].isalpha()]
         start = "".join(words[i][0] for i in spelled).find(acronym)
         if start >= 0:
@@ -85,15 +82,14 @@ def acronym_words(word: str, label: str) -> frozenset[str]:
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A light suffix stripper applied alike to labels and queries: plurals, '-ing', '-ed' and
-    a final 'e' go ('expenses'/'expense' -> 'expens', 'renting' -> 'rent', 'leased' -> 'leas'),
-    and a superlative meets its adjective ('highest' -> 'high'). Numbers stay as they are."""
+    """Ranking's plural stripper (``language.terms.stem``), then what labels also inflect:
+    '-ing', '-ed' and a final 'e' go ('expenses'/'expense' -> 'expens', 'renting' -> 'rent',
+    'leased' -> 'leas'), and a superlative meets its adjective ('highest' -> 'high'). Numbers
+    stay as they are."""
     if not word.isalpha():
         return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
-        word = word[:-1]
+    if not word.endswith(("us", "is")):  # 'status', 'basis' are not plurals
+        word = plural_stem(word)
     for suffix in ("ing", "est", "ed"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]

@@ -30,6 +30,12 @@ STOPWORDS = frozenset(
     were what when where which while who whom why will with would you your many much""".split()  # noqa: SIM905
 )
 
+# Words that name nothing in a label or an acronym: 'Cost per Available Seat Mile' is CASM, and
+# 'Number of Employees' is all explained by 'number employees'.
+FUNCTION_WORDS = frozenset(
+    {"a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "or", "per", "the", "to"}
+)
+
 
 _GREEK_NAMES = (
     "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",

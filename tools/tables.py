@@ -15,6 +15,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from language.labels import acronym_words, label_core, label_key, label_stems, label_words
+from language.terms import FUNCTION_WORDS
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
 from tools.results import MAX_RESULT_CHARS, ToolResult, markdown_row, markdown_table, page_citation
@@ -290,10 +291,6 @@ def _grade(label: str, path_label: str) -> int:
     return 0
 
 
-# Words that name nothing: 'Number of Employees' is all explained by 'number employees'.
-_FUNCTION_WORDS = frozenset(
-    {"a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "or", "the", "to"}
-)
 # A total of X is what "X" asks for: 'Total' sets no row or column apart from the others.
 _TOTAL = frozenset({"total"})
 
@@ -309,7 +306,7 @@ def _unexplained(labels: list[str], path: list[str] | None) -> float:
     given = {s for label in labels for s in label_stems(label)}
     loose = 0.0
     for path_label in path:
-        core = label_core(path_label) - _FUNCTION_WORDS - _TOTAL
+        core = label_core(path_label) - FUNCTION_WORDS - _TOTAL
         if core:
             spelled = {w for label in labels for w in acronym_words(label, path_label)}
             loose += len(core - given - spelled) / len(core)
