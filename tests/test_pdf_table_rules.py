@@ -39,6 +39,24 @@ def _cell(table: Table, text: str) -> TableCell:
     return next(c for c in table.cells if c.text == text)
 
 
+def _ruled_table(
+    caption: str, header: Sequence[Row], body: Sequence[Row], top: float = 60, size: float = 10
+) -> pymupdf.Document:
+    """A one-page PDF holding a booktabs table: caption, rule, header rows, rule, body, rule."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((60, top), caption, fontsize=size)
+    _rule(page, top + 10)
+    y = _draw_rows(page, header, top + 22)
+    _rule(page, y - 8)
+    y = _draw_rows(page, body, y + 2)
+    _rule(page, y - 6)
+    return doc
+
+
+DATASET_HEADER: Row = [(62, "Dataset"), (200, "Docs"), (260, "Words"), (330, "Sents")]
+
+
 def _body(rows: int = 4) -> list[Row]:
     return [
         [(62, f"Item {i}"), (200, f"{10 + i}"), (260, f"{20 + i}.5"), (330, f"{30 + i}")]
@@ -48,15 +66,12 @@ def _body(rows: int = 4) -> list[Row]:
 
 def test_stacked_header_lines_are_one_cell() -> None:
     """A header set on two lines is one cell; a header over sub-headers is a level."""
-    doc = pymupdf.open()
-    page = doc.new_page()
-    page.insert_text((60, 60), "Table 1: Deaths by age group.", fontsize=10)
-    _rule(page, 70)
-    y = _draw_rows(page, [[(62, "Age group"), (205, "Counts")], [(62, "(yrs)")]], 82)
-    y = _draw_rows(page, [[(198, "no."), (258, "Rate"), (325, "Share")]], y)
-    _rule(page, y - 8)
-    _draw_rows(page, _body(), y + 2)
-    _rule(page, y + 50)
+    header = [
+        [(62, "Age group"), (205, "Counts")],
+        [(62, "(yrs)")],
+        [(198, "no."), (258, "Rate"), (325, "Share")],
+    ]
+    doc = _ruled_table("Table 1: Deaths by age group.", header, _body())
     table = next(t for t in _page_tables(doc) if t.label == "Table 1")
     assert [c.text for c in table.cells if c.is_col_header and c.col == 0] == ["Age group (yrs)"]
     value = _cell(table, "21.5")
@@ -66,16 +81,9 @@ def test_stacked_header_lines_are_one_cell() -> None:
 
 def test_repeated_sub_headers_stay_a_level() -> None:
     """ "F1" under each dataset is a header level, not a second line of the dataset's name."""
-    doc = pymupdf.open()
-    page = doc.new_page()
-    page.insert_text((60, 60), "Table 2: Scores.", fontsize=10)
-    _rule(page, 70)
-    y = _draw_rows(page, [[(200, "MAG"), (258, "MeSH")], [(200, "F1"), (258, "F1")]], 82)
-    _rule(page, y - 8)
-    _draw_rows(
-        page, [[(62, f"Model {i}"), (200, f"7{i}.1"), (258, f"8{i}.2")] for i in range(4)], y + 2
-    )
-    _rule(page, y + 50)
+    header = [[(200, "MAG"), (258, "MeSH")], [(200, "F1"), (258, "F1")]]
+    body = [[(62, f"Model {i}"), (200, f"7{i}.1"), (258, f"8{i}.2")] for i in range(4)]
+    doc = _ruled_table("Table 2: Scores.", header, body)
     table = next(t for t in _page_tables(doc) if t.label == "Table 2")
     assert _cell(table, "81.2").col_path == ["MeSH", "F1"]
 
@@ -107,21 +115,9 @@ def test_footnote_marks_stay_with_their_cell() -> None:
 
 def test_centred_group_label_heads_the_rows_below() -> None:
     """A lone label centred across the table ("Tiny") is the outer level of row paths."""
-    doc = pymupdf.open()
-    page = doc.new_page()
-    page.insert_text((60, 60), "Table 3: Datasets by size.", fontsize=10)
-    _rule(page, 70)
-    y = _draw_rows(page, [[(62, "Dataset"), (200, "Docs"), (260, "Words"), (330, "Sents")]], 82)
-    _rule(page, y - 8)
-    y = _draw_rows(page, [[(200, "Tiny")]], y + 2)
-    y = _draw_rows(page, _body(2), y)
-    y = _draw_rows(page, [[(198, "Short")]], y)
-    y = _draw_rows(
-        page,
-        [[(62, f"Set {i}"), (200, f"4{i}"), (260, f"5{i}.5"), (330, f"6{i}")] for i in range(2)],
-        y,
-    )
-    _rule(page, y - 6)
+    sets = [[(62, f"Set {i}"), (200, f"4{i}"), (260, f"5{i}.5"), (330, f"6{i}")] for i in range(2)]
+    body = [[(200, "Tiny")], *_body(2), [(198, "Short")], *sets]
+    doc = _ruled_table("Table 3: Datasets by size.", [DATASET_HEADER], body)
     table = next(t for t in _page_tables(doc) if t.label == "Table 3")
     assert table.header_rows == 1
     assert _cell(table, "20.5").row_path == ["Tiny", "Item 0"]
@@ -130,14 +126,8 @@ def test_centred_group_label_heads_the_rows_below() -> None:
 
 
 def test_small_capital_caption_is_a_caption() -> None:
-    doc = pymupdf.open()
-    page = doc.new_page()
-    page.insert_text((60, 60), "tABLE 6. Number of deaths, by state", fontsize=9)
-    _rule(page, 68)
-    y = _draw_rows(page, [[(62, "State"), (200, "Deaths"), (260, "Rate"), (330, "Rank")]], 80)
-    _rule(page, y - 8)
-    _draw_rows(page, _body(), y + 2)
-    _rule(page, y + 50)
+    header = [[(62, "State"), (200, "Deaths"), (260, "Rate"), (330, "Rank")]]
+    doc = _ruled_table("tABLE 6. Number of deaths, by state", header, _body(), size=9)
     tables = _page_tables(doc)
     assert [t.label for t in tables] == ["Table 6"]
     assert tables[0].caption.startswith("tABLE 6. Number of deaths")
@@ -198,20 +188,13 @@ def test_prose_beside_a_table_is_not_taken_into_it() -> None:
 
 
 def test_sentence_naming_a_table_is_not_its_caption() -> None:
-    doc = pymupdf.open()
-    page = doc.new_page()
-    page.insert_textbox(
+    doc = _ruled_table("Table 2: Comparison of datasets.", [DATASET_HEADER], _body(), top=160)
+    doc[0].insert_textbox(
         pymupdf.Rect(60, 50, 540, 120),
         "Table 2 compares the summaries with the sources and shows that the long ones are "
         "closest to the documents they summarise.",
         fontsize=10,
     )
-    page.insert_text((60, 160), "Table 2: Comparison of datasets.", fontsize=10)
-    _rule(page, 168)
-    y = _draw_rows(page, [[(62, "Dataset"), (200, "Docs"), (260, "Words"), (330, "Sents")]], 180)
-    _rule(page, y - 8)
-    _draw_rows(page, _body(), y + 2)
-    _rule(page, y + 50)
     tables = _page_tables(doc)
     assert [t.caption for t in tables] == ["Table 2: Comparison of datasets."]
 
@@ -283,12 +266,6 @@ def test_jhydrol_table1_read_sideways(corpus) -> None:
 def test_wrapped_row_labels_are_one_label() -> None:
     """A label that runs onto a second line stays one label, on the row with its values:
     values on the first line (papers) or on the last (financial statements)."""
-    doc = pymupdf.open()
-    page = doc.new_page()
-    page.insert_text((60, 60), "Table 5: Results.", fontsize=10)
-    _rule(page, 68)
-    y = _draw_rows(page, [[(62, "Method"), (200, "2020"), (260, "2021")]], 80)
-    _rule(page, y - 8)
     rows: list[Row] = [
         [(62, "Revenue"), (200, "11,139"), (260, "17,455")],
         [(62, "Net loss attributable to")],
@@ -297,8 +274,8 @@ def test_wrapped_row_labels_are_one_label() -> None:
         [(62, "hard negatives")],
         [(62, "Adjusted EBITDA"), (200, "(2,528)"), (260, "(774)")],
     ]
-    y = _draw_rows(page, rows, y + 2)
-    _rule(page, y - 6)
+    header = [[(62, "Method"), (200, "2020"), (260, "2021")]]
+    doc = _ruled_table("Table 5: Results.", header, rows)
     table = next(t for t in _page_tables(doc) if t.label == "Table 5")
     labels = [c.text for c in table.cells if c.is_row_header]
     assert labels == [

@@ -180,9 +180,7 @@ def _captions(page: PageLayout, body_size: float) -> list[Caption]:
         match = _CAPTION.match(line.text)
         if not match or not _caption_like(match, line, body_size):
             continue
-        label = (
-            re.sub(r"\s+", " ", match["label"]).replace("TABLE", "Table").replace("tABLE", "Table")
-        )
+        label = f"Table {match['num']}"
         if label in labels:
             continue
         labels.add(label)
@@ -376,6 +374,7 @@ def _column_span(page: PageLayout, bbox: BBox) -> tuple[float, float]:
     """The text column a caption or line sits in: left, right or (on a page set in one
     column) the full width."""
     if not page.two_columns:
+        # the running text plus the 30-point margins a half-page column is measured with
         left, right = page.text_span
         return (left - 30, right + 30) if right > left else (0.0, page.width)
     middle = page.width / 2
@@ -713,20 +712,17 @@ def _join_stacked_lines(
     text's reach: a header over several sub-headers is a level ("Top-20" over five datasets),
     and so is a year, a ruled-off line or a label repeated along its row ("F1" under each
     dataset)."""
-    header_end = next((r for r, row in enumerate(rows) if _has_value(row)), 0)
-    if header_end < 2 or len(columns) < 2:
+    header_end = _first_value_row(rows)
+    if header_end in (0, 1, len(rows)) or len(columns) < 2:
         return rows
-    stub_edge = columns[min(_first_numeric_column(rows, columns), len(columns) - 1)][0]
+    stub_edge = _stub_edge(rows, columns)
     for r in range(1, header_end):
         for frag in list(rows[r].fragments):
             upper = _stacked_parent(frag, rows, r, stub_edge, rules)
             if upper is None:
                 continue
             owner, parent = upper
-            index = owner.fragments.index(parent)
-            joined = _fragment([*parent.words, *frag.words])
-            joined.text = _join_lines(parent.text, frag.text)
-            owner.fragments[index] = joined
+            owner.fragments[owner.fragments.index(parent)] = _joined(parent, frag)
             rows[r].fragments.remove(frag)
     return [row for row in rows if row.fragments]
 
@@ -744,8 +740,8 @@ def _join_wrapped_labels(rows: list[Row], columns: list[tuple[float, float]]) ->
     print the values (on the label's last line)."""
     if len(columns) < 2:
         return rows
-    stub_edge = columns[min(_first_numeric_column(rows, columns), len(columns) - 1)][0]
-    start = next((r for r, row in enumerate(rows) if _has_value(row)), len(rows))
+    stub_edge = _stub_edge(rows, columns)
+    start = _first_value_row(rows)
     out = rows[:start]
     for row in rows[start:]:
         label = _lone_label(row, stub_edge)
@@ -782,14 +778,25 @@ def _merge_label(into: Row, label: Fragment, stub_edge: float) -> None:
         into.fragments.insert(0, label)
         return
     upper, lower = (label, own) if label.cy < own.cy else (own, label)
+    into.fragments[into.fragments.index(own)] = _joined(upper, lower)
+
+
+def _joined(upper: Fragment, lower: Fragment) -> Fragment:
+    """Two lines of one cell as one fragment ("Pre-treat-" and "ment" read "Pre-treatment")."""
     joined = _fragment([*upper.words, *lower.words])
-    joined.text = _join_lines(upper.text, lower.text)
-    into.fragments[into.fragments.index(own)] = joined
+    hyphenated = re.search(r"[a-z]-$", upper.text)
+    joined.text = upper.text[:-1] + lower.text if hyphenated else f"{upper.text} {lower.text}"
+    return joined
 
 
-def _join_lines(upper: str, lower: str) -> str:
-    """Two lines of one cell as one text ("Pre-treat-" and "ment" read "Pre-treatment")."""
-    return upper[:-1] + lower if re.search(r"[a-z]-$", upper) else f"{upper} {lower}"
+def _first_value_row(rows: list[Row]) -> int:
+    """Where the header ends: the first row holding a value (len(rows) when none does)."""
+    return next((r for r, row in enumerate(rows) if _has_value(row)), len(rows))
+
+
+def _stub_edge(rows: list[Row], columns: list[tuple[float, float]]) -> float:
+    """The left edge of the first column of values: row labels sit left of it."""
+    return columns[min(_first_numeric_column(rows, columns), len(columns) - 1)][0]
 
 
 def _stacked_parent(
