@@ -63,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="sentence-transformers model (default: all-MiniLM-L6-v2, or $DOCSYM_MODEL)",
     )
+    p.add_argument(
+        "--ocr",
+        choices=("auto", "off", "force"),
+        default=None,
+        help="OCR pages without a usable text layer (auto, the default, or $DOCSYM_OCR), "
+        "never (off), or every page, replacing its text layer (force)",
+    )
     p.set_defaults(run=_cmd_index)
 
     p = sub.add_parser("status", help="what the index holds")
@@ -169,7 +176,12 @@ def _cmd_index(args: argparse.Namespace) -> int:
     try:
         with progress:
             report = index_paths(
-                args.paths, index_dir, prune=args.prune, progress=progress, model_name=args.model
+                args.paths,
+                index_dir,
+                prune=args.prune,
+                progress=progress,
+                model_name=args.model,
+                ocr=args.ocr,
             )
     except (FileNotFoundError, IndexLockedError) as exc:
         err.print(f"[red]error[/]: {exc}")
@@ -182,7 +194,7 @@ def _print_report(report, index_dir: Path) -> None:
     for path, reason in report.failed:
         err.print(f"[red]failed[/] {path}: {reason}")
     for path in report.no_text:
-        err.print(f"[yellow]no text[/] {path}: image-only scan, pages recorded for viewing only")
+        err.print(f"[yellow]no text[/] {path}: no text found, pages recorded for viewing only")
     for path, warning in report.warnings:
         err.print(f"[yellow]warning[/] {path}: {warning}")
     rate = report.pages / report.elapsed if report.elapsed else 0.0
@@ -194,6 +206,7 @@ def _print_report(report, index_dir: Path) -> None:
         ("removed", len(report.removed)),
         ("failed", len(report.failed)),
         ("pages", report.pages),
+        ("read by OCR", report.ocr_pages),
         ("tables", report.tables),
         ("figures", report.figures),
         ("equations", report.equations),
@@ -247,6 +260,10 @@ class _RichProgress:
     def file_started(self, path: Path) -> None:
         if self._bar is not None:
             self._bar.update(self._task, file=path.name)
+
+    def ocr_page(self, path: Path, done: int, total: int) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, file=f"{path.name} (OCR {done}/{total} pages)")
 
     def file_done(self, path: Path, pages: int) -> None:
         self._pages += pages

@@ -31,6 +31,8 @@ class Page(BaseModel):
     text: str
     has_text: bool
     label: str | None = None  # the page's own label or printed number ("iv", "24"), if any
+    ocr: bool = False  # its text was read from the page image
+    ocr_confidence: float | None = None  # mean recognition confidence of that text
 
 
 class Section(BaseModel):

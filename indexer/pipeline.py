@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +17,9 @@ from indexer.embedding import build_entries, embed_entries
 from indexer.errors import ParseError
 from indexer.graph import build_graph
 from indexer.model import ParsedDocument
+from indexer.ocr.need import OcrMode
+from indexer.ocr.pages import OcrRun
+from indexer.ocr.pool import OcrCache, OcrPool
 from indexer.office import OFFICE_PARSERS
 from indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
 from indexer.summaries import LlmSummariser, summarise_document, summariser_from_settings
@@ -28,7 +33,7 @@ from storage.writer import IndexWriter
 
 log = logging.getLogger(__name__)
 
-PARSERS: dict[str, Callable[[Path], ParsedDocument]] = {"pdf": parse_pdf, **OFFICE_PARSERS}
+OFFICE: dict[str, Callable[[Path], ParsedDocument]] = OFFICE_PARSERS
 
 
 @dataclass
@@ -39,6 +44,7 @@ class IndexReport:
     removed: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     no_text: list[str] = field(default_factory=list)  # scans: recorded, but nothing to search
+    ocr_pages: int = 0  # pages whose text was read by OCR
     warnings: list[tuple[str, str]] = field(default_factory=list)
     pages: int = 0
     tables: int = 0
@@ -57,6 +63,7 @@ class Progress:
     def start(self, files: int) -> None: ...
     def file_started(self, path: Path) -> None: ...
     def file_done(self, path: Path, pages: int) -> None: ...
+    def ocr_page(self, path: Path, done: int, total: int) -> None: ...
 
 
 @dataclass
@@ -120,7 +127,9 @@ def index_paths(
     prune: bool = False,
     progress: Progress | None = None,
     model_name: str | None = None,
+    ocr: OcrMode | None = None,
 ) -> IndexReport:
+    """Index the files under ``paths`` into ``index_dir``; ``ocr`` overrides DOCSYM_OCR."""
     started = time.perf_counter()
     progress = progress or Progress()
     report = IndexReport()
@@ -129,6 +138,11 @@ def index_paths(
     # vector store is told each publish, so readers see the entries of that generation only.
     index_dir.mkdir(parents=True, exist_ok=True)
     vectors = VectorStore(IndexPaths(index_dir).vectors)
+    settings = get_settings()
+    pool = OcrPool(
+        settings.ocr_workers or os.cpu_count() or 1, OcrCache(IndexPaths(index_dir).ocr_cache)
+    )
+    reading = OcrRun(pool, ocr or settings.ocr)
     try:
         publish_every = get_settings().publish_seconds
         with IndexWriter(index_dir, publish_every, vectors.published) as writer:
@@ -140,7 +154,8 @@ def index_paths(
             progress.start(len(plans))
             for plan in plans:
                 progress.file_started(plan.path)
-                pages = _index_one(plan, sinks, report)
+                reading.on_page = partial(progress.ocr_page, plan.path)
+                pages = _index_one(plan, sinks, report, reading)
                 progress.file_done(plan.path, pages)
             if prune:
                 _prune(sinks, report)
@@ -149,6 +164,7 @@ def index_paths(
         vectors.checkpoint()
     finally:
         vectors.close()
+        pool.close()
     report.elapsed = time.perf_counter() - started
     return report
 
@@ -185,11 +201,11 @@ def _plan(
     return plans
 
 
-def _index_one(plan: _Plan, sinks: _Sinks, report: IndexReport) -> int:
+def _index_one(plan: _Plan, sinks: _Sinks, report: IndexReport, reading: OcrRun) -> int:
     path = str(plan.path)
     fmt = file_format(plan.path) or "pdf"  # explicitly named files are tried as PDF
     try:
-        parsed = PARSERS[fmt](plan.path)
+        parsed = parse_pdf(plan.path, reading) if fmt == "pdf" else OFFICE[fmt](plan.path)
     except ParseError as exc:
         report.failed.append((path, str(exc)))
         return 0
@@ -208,6 +224,7 @@ def _index_one(plan: _Plan, sinks: _Sinks, report: IndexReport) -> int:
         report.no_text.append(path)
     report.warnings.extend((path, w) for w in parsed.warnings if w != NO_TEXT_WARNING)
     report.pages += len(parsed.pages)
+    report.ocr_pages += sum(1 for p in parsed.pages if p.ocr)
     report.tables += len(parsed.tables)
     report.figures += len(parsed.figures)
     report.equations += len(parsed.equations)

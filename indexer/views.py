@@ -102,6 +102,8 @@ def _page_rows(doc_id: str, parsed: ParsedDocument, summaries: DocumentSummaries
             height=p.height,
             text=p.text,
             has_text=p.has_text,
+            ocr=p.ocr,
+            ocr_confidence=p.ocr_confidence,
             summary=summaries.pages.get(p.number),
             label=p.label,
         )

@@ -103,6 +103,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         (AddColumn("tables", "confidence"), AddColumn("tables", "doubts")),
         reindex=True,
     ),
+    Migration(
+        5,
+        "scanned pages read by OCR, with the mean confidence of what was read",
+        (AddColumn("pages", "ocr"), AddColumn("pages", "ocr_confidence")),
+        reindex=True,  # scans indexed before had no text: read them now
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

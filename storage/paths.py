@@ -32,6 +32,11 @@ class IndexPaths:
         return self.root / "vectors.sqlite"
 
     @property
+    def ocr_cache(self) -> Path:
+        """OCR results by page image hash, so no page is read twice."""
+        return self.root / "ocr-cache.sqlite"
+
+    @property
     def lock(self) -> Path:
         return self.root / ".index.lock"
 

@@ -86,7 +86,11 @@ class PageRow(Row):
     width: Annotated[float | None, Col("Page width in PDF points (NULL for XLSX sheets).")]
     height: Annotated[float | None, Col("Page height in PDF points (NULL for XLSX sheets).")]
     text: Annotated[str | None, Col("Text of the page in reading order.", encodable=True)]
-    has_text: Annotated[bool | None, Col("False when the page has no text layer (a scan).")]
+    has_text: Annotated[bool | None, Col("False when no text was found (not even by OCR).")]
+    ocr: Annotated[bool | None, Col("True when the text was read from the page image by OCR.")]
+    ocr_confidence: Annotated[
+        float | None, Col("Mean OCR confidence (0-1) of that text; NULL without OCR.")
+    ]
     summary: Annotated[str | None, Col("Extractive summary of the page.", encodable=True)]
     label: Annotated[
         str | None,

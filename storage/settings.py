@@ -75,6 +75,17 @@ class Settings(BaseSettings):
         description="`run_sql`: memory one statement may use (the worker's address-space cap "
         "above what it maps at start).",
     )
+    ocr: Literal["auto", "off", "force"] = Field(
+        default="auto",
+        description="`docsym index`: OCR pages whose text layer is missing or covers little "
+        "of the page (auto), never (off), or every page, replacing its text layer (force).",
+    )
+    ocr_workers: int = Field(
+        default=0,
+        ge=0,
+        le=64,
+        description="`docsym index`: processes that run OCR at once (0: one per core).",
+    )
     sql_workers: int = Field(
         default=2, ge=1, le=64, description="`run_sql`: statements that may run at once."
     )

@@ -35,7 +35,9 @@ def corpus_index(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
     from indexer.pipeline import index_paths
 
     index_dir = tmp_path_factory.mktemp("corpus-index")
-    report = index_paths([corpus / p for p in CORPUS_SUBSET], index_dir)
+    # OCR off: reading the 8 large pages of the Chinese scan would cost minutes; test_ocr.py
+    # reads scans page by page.
+    report = index_paths([corpus / p for p in CORPUS_SUBSET], index_dir, ocr="off")
     return index_dir, report
 
 

@@ -115,3 +115,44 @@ def numbered_pages_pdf(path: Path, printed: list[str], labels: list[dict] | None
     doc.save(path)
     doc.close()
     return path
+
+
+def scan_of(
+    source: Path,
+    path: Path,
+    *,
+    dpi: int = 150,
+    turn: int = 0,
+    skew: float = 0.0,
+    pages: list[int] | None = None,
+) -> Path:
+    """An image-only copy of a born-digital PDF, as a scanner would make it: each page (1-based
+    numbers in ``pages``, default all) rendered in gray at ``dpi``, then turned clockwise by
+    ``turn`` degrees (a multiple of 90) and by ``skew`` degrees more (a crooked sheet)."""
+    import cv2
+    import numpy as np
+
+    src = pymupdf.open(source)
+    out = pymupdf.open()
+    for number in pages or range(1, src.page_count + 1):
+        pix = src[number - 1].get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
+        gray = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.h, pix.stride)[:, : pix.w]
+        codes = {
+            90: cv2.ROTATE_90_CLOCKWISE,
+            180: cv2.ROTATE_180,
+            270: cv2.ROTATE_90_COUNTERCLOCKWISE,
+        }
+        if turn % 360:
+            gray = cv2.rotate(gray, codes[turn % 360])
+        if skew:
+            h, w = gray.shape
+            matrix = cv2.getRotationMatrix2D((w / 2, h / 2), -skew, 1.0)
+            gray = cv2.warpAffine(gray, matrix, (w, h), borderValue=255)
+        png = cv2.imencode(".png", np.ascontiguousarray(gray))[1].tobytes()
+        h, w = gray.shape
+        page = out.new_page(width=w * 72 / dpi, height=h * 72 / dpi)
+        page.insert_image(page.rect, stream=png)
+    out.save(path, garbage=3, deflate=True)
+    out.close()
+    src.close()
+    return path

@@ -82,8 +82,8 @@ def agent_prompt(question: str, store: Store | None = None) -> str:
             PLANS,
             HINTS,
             "Schema (DuckDB; * searchable; [] a list; pages 1-based; bbox [x0, y0, x1, y1] in PDF "
-            "points from the top-left; every column's description, the collections and the "
-            "filter language: resource docsym://schema):",
+            "points from the top-left; descriptions, collections, filter language: resource "
+            "docsym://schema):",
             schema.compact(),
             "",
             f"Question: {question}",

@@ -125,8 +125,9 @@ def _overlaps_x(a: BBox, b: BBox) -> bool:
     return min(a[2], b[2]) - max(a[0], b[0]) > 0
 
 
-def read_layout(doc: pymupdf.Document) -> DocumentLayout:
-    pages = [_read_page(doc[i], i + 1) for i in range(doc.page_count)]
+def read_layout(doc: pymupdf.Document, ocr_pages: frozenset[int] = frozenset()) -> DocumentLayout:
+    """``ocr_pages``: numbers of the pages whose text layer OCR wrote (one block per line)."""
+    pages = [_read_page(doc[i], i + 1, i + 1 in ocr_pages) for i in range(doc.page_count)]
     _mark_furniture(pages)
     seq = 0
     sizes: Counter = Counter()
@@ -152,10 +153,15 @@ def _near(sizes: Counter, size: float) -> int:
     return sum(n for other, n in sizes.items() if abs(other - size) <= BODY_SIZE_SLACK)
 
 
-def _read_page(page: pymupdf.Page, number: int) -> PageLayout:
+def _read_page(page: pymupdf.Page, number: int, ocr: bool = False) -> PageLayout:
     blocks = _text_blocks(page)
     image_boxes = [tuple(info["bbox"]) for info in page.get_image_info()]
-    ordered = _reading_order(blocks, page.rect.width)
+    if ocr:
+        blocks = _paragraph_blocks(blocks)
+        # The scan itself is the page, not a figure on it.
+        page_area = page.rect.width * page.rect.height
+        image_boxes = [b for b in image_boxes if _area(b) < SCAN_SHARE * page_area]
+    ordered = reading_order(blocks, page.rect.width)
     lines: list[Line] = []
     for block in ordered:
         lines.extend(_block_lines(block, number))
@@ -168,6 +174,42 @@ def _read_page(page: pymupdf.Page, number: int) -> PageLayout:
         page=page,
         two_columns=_has_two_columns(lines, page.rect.width),
         text_span=_text_span(lines, page.rect.width),
+    )
+
+
+# An image covering this share of an OCR page is the scan of it.
+SCAN_SHARE = 0.8
+
+
+def _area(box: BBox) -> float:
+    return max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1])
+
+
+def _paragraph_blocks(blocks: list[dict]) -> list[dict]:
+    """Join the one-line blocks an OCR text layer is made of into paragraphs: a line that
+    starts just below the one before it, overlapping it across the page, continues it."""
+    merged: list[dict] = []
+    for block in sorted(blocks, key=lambda b: (b["bbox"][1], b["bbox"][0])):
+        host = next((m for m in reversed(merged[-4:]) if _continues(m, block)), None)
+        if host is None:
+            merged.append({**block, "lines": list(block["lines"])})
+            continue
+        host["lines"].extend(block["lines"])
+        host["bbox"] = tuple(pymupdf.Rect(host["bbox"]) | pymupdf.Rect(block["bbox"]))
+    return merged
+
+
+def _continues(paragraph: dict, block: dict) -> bool:
+    last = paragraph["lines"][-1]["bbox"]
+    first = block["lines"][0]["bbox"]
+    height = min(last[3] - last[1], first[3] - first[1])
+    overlap = min(last[2], first[2]) - max(last[0], first[0])
+    narrower = min(last[2] - last[0], first[2] - first[0])
+    return (
+        -0.3 * height < first[1] - last[3] < 0.6 * height
+        and overlap > 0.5 * narrower
+        and abs(first[0] - last[0]) < 3 * height
+        and 0.8 < (first[3] - first[1]) / (last[3] - last[1]) < 1.25
     )
 
 
@@ -301,7 +343,7 @@ def _is_bold(span: dict) -> bool:
     )
 
 
-def _reading_order(blocks: list[dict], page_width: float) -> list[dict]:
+def reading_order(blocks: list[dict], page_width: float) -> list[dict]:
     """Sort blocks band by band; inside a band, the left column before the right one."""
     middle = page_width / 2
     slack = page_width * 0.02

@@ -26,9 +26,11 @@ from indexer.model import (
     Sentence,
     Table,
 )
+from indexer.ocr.pages import OcrOutcome, OcrPage, OcrRun, ocr_document
+from indexer.ocr.turned import map_turned_boxes
 from indexer.pdf.equations import extract_equations
 from indexer.pdf.figures import extract_figures
-from indexer.pdf.layout import DocumentLayout, Line, read_layout
+from indexer.pdf.layout import DocumentLayout, Line, PageLayout, read_layout
 from indexer.pdf.metadata import extract_metadata
 from indexer.pdf.references import extract_references
 from indexer.pdf.sections import extract_sections
@@ -38,29 +40,27 @@ from indexer.sentences import sentences_of
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-NO_TEXT_WARNING = "no text layer (image-only scan): pages recorded for viewing, nothing to search"
+NO_TEXT_WARNING = (
+    "no text found (no text layer, and OCR off or it read nothing): "
+    "pages recorded for viewing, nothing to search"
+)
 
 
-def parse_pdf(path: Path) -> ParsedDocument:
+def parse_pdf(path: Path, ocr: OcrRun | None = None) -> ParsedDocument:
+    """Parse a PDF; with ``ocr``, pages without a usable text layer are read by OCR first."""
     doc = open_pdf(path)
     try:
-        layout = read_layout(doc)
-        pages = [
-            Page(
-                number=p.number,
-                width=p.width,
-                height=p.height,
-                text=(text := p.text()),
-                has_text=bool(text.strip()),
-                label=_page_label(p.page) or p.printed,
-            )
-            for p in layout.pages
-        ]
+        read = ocr_document(doc, ocr) if ocr else OcrOutcome()
+        layout = read_layout(doc, frozenset(read.pages))
+        pages = [_page(p, read.pages.get(p.number)) for p in layout.pages]
+        warnings: list[str] = list(read.warnings)
         if not any(p.has_text for p in pages):
             return ParsedDocument(
-                format="pdf", meta=_scan_meta(doc), pages=pages, warnings=[NO_TEXT_WARNING]
+                format="pdf",
+                meta=_scan_meta(doc),
+                pages=pages,
+                warnings=[NO_TEXT_WARNING, *warnings],
             )
-        warnings: list[str] = []
 
         def run(name: str, fn: Callable[[], T], empty: T) -> T:
             try:
@@ -83,9 +83,30 @@ def parse_pdf(path: Path) -> ParsedDocument:
             warnings=warnings,
         )
         parsed.chunks, parsed.sentences = build_chunks(layout, parsed.sections, parsed.tables)
+        turned = {n: page.to_shown for n, page in read.pages.items() if page.to_shown}
+        if turned:
+            map_turned_boxes(parsed, turned)
         return parsed
     finally:
         doc.close()
+
+
+def _page(p: PageLayout, ocr: OcrPage | None) -> Page:
+    width, height = p.width, p.height
+    if ocr and ocr.to_shown:  # read turned: recorded as the file shows it
+        shown = pymupdf.Rect(0, 0, p.width, p.height) * ocr.to_shown
+        width, height = shown.width, shown.height
+    text = p.text()
+    return Page(
+        number=p.number,
+        width=width,
+        height=height,
+        text=text,
+        has_text=bool(text.strip()),
+        label=_page_label(p.page) or p.printed,
+        ocr=ocr is not None,
+        ocr_confidence=ocr.confidence if ocr else None,
+    )
 
 
 def open_pdf(path: Path) -> pymupdf.Document:

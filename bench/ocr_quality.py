@@ -1,0 +1,225 @@
+"""OCR on synthetic scans of born-digital pages: accuracy, boxes, speed, memory, retrieval.
+
+    python bench/ocr_quality.py [--retrieval] [--workers N]
+
+Scans are made from ../shared/corpus PDFs (20 pages of 5 documents, text and tables) at 150 and
+300 dpi, turned by 90 degrees, and skewed by 2 degrees. Each is parsed by docsym with OCR, and
+each page's text is compared with the born-digital text of the same page read by the same layout
+reader: character error rate (Levenshtein distance over the born-digital length, whitespace
+runs folded) and word recall (share of the page's words, with repeats, that OCR found). Box
+agreement: the share of OCR words whose box centre lies within 3 points of the same word on the
+born-digital page. Speed is pages per second of OCR with N worker processes (default: one per
+core) and a cold cache; memory is the peak resident size of the parent and its workers.
+
+With --retrieval, the questions of bench/qa/docsym_qa.jsonl whose documents have at most 40
+pages are asked (hybrid search) over an index of 150-dpi scans of those documents and over one
+of the documents themselves: recall@5 of both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import psutil
+import pymupdf
+from rapidfuzz.distance import Levenshtein
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from indexer.ocr.pages import OcrRun, ocr_document  # noqa: E402
+from indexer.ocr.pool import OcrCache, OcrPool  # noqa: E402
+from indexer.pdf.parser import open_pdf, parse_pdf  # noqa: E402
+from tests.pdf_factory import scan_of  # noqa: E402
+
+CORPUS = REPO.parent / "shared" / "corpus"
+# 5 documents, 20 pages: running text, two-column text, tables, a table-heavy report.
+PAGES = {
+    "papers/2004.04906v3_dpr.pdf": [1, 4, 5, 6],
+    "papers/2020.acl-main.207_specter.pdf": [2, 3, 6, 7],
+    "papers/2203.00274v2_tableformer.pdf": [1, 6, 7, 8],
+    "papers/2206.10883v3_multilexsum.pdf": [3, 5, 6, 7],
+    "long_docs/redp5110_sampled.pdf": [2, 5, 9, 12],
+}
+SETTINGS = [  # name, dpi, turn, skew
+    ("150 dpi", 150, 0, 0.0),
+    ("300 dpi", 300, 0, 0.0),
+    ("150 dpi, turned 90", 150, 90, 0.0),
+    ("150 dpi, skewed 2", 150, 0, 2.0),
+]
+NEAR = 3.0  # points
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--retrieval", action="store_true")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="docsym-ocr-bench-"))
+    truth = {name: _page_texts(parse_pdf(CORPUS / name), pages) for name, pages in PAGES.items()}
+    print(
+        f"{sum(map(len, PAGES.values()))} pages of {len(PAGES)} documents, "
+        f"{args.workers} OCR workers\n"
+    )
+    print(
+        f"{'setting':22} {'CER':>6} {'word recall':>11} {'boxes<=3pt':>10} "
+        f"{'pages/s':>8} {'peak MB':>8}"
+    )
+    for name, dpi, turn, skew in SETTINGS:
+        _quality_row(name, dpi, turn, skew, truth, work, args.workers)
+    if args.retrieval:
+        _retrieval(work, args.workers)
+
+
+def _quality_row(name, dpi, turn, skew, truth, work: Path, workers: int) -> None:
+    chars = errors = found = words = near = matched = 0
+    seconds = 0.0
+    pages = 0
+    with _PeakMemory() as memory:
+        # A cold cache: timing reads every page; the box check below reads them from it.
+        pool = OcrPool(workers, OcrCache(work / f"cache-{dpi}-{turn}-{skew}.sqlite"))
+        for doc_name, numbers in PAGES.items():
+            scan = scan_of(
+                CORPUS / doc_name,
+                work / f"{Path(doc_name).stem}-{dpi}-{turn}-{skew}.pdf",
+                dpi=dpi,
+                turn=turn,
+                skew=skew,
+                pages=numbers,
+            )
+            started = time.perf_counter()
+            parsed = parse_pdf(scan, OcrRun(pool))
+            seconds += time.perf_counter() - started
+            pages += len(numbers)
+            for page, number in zip(parsed.pages, numbers, strict=True):
+                want, got = truth[doc_name][number], _fold(page.text)
+                chars += len(want)
+                errors += Levenshtein.distance(got, want)
+                expected = Counter(want.lower().split())
+                words += sum(expected.values())
+                found += sum((expected & Counter(got.lower().split())).values())
+            if not skew:
+                n, m = _box_agreement(CORPUS / doc_name, numbers, scan, turn, pool)
+                near += n
+                matched += m
+        pool.close()
+    boxes = f"{near / matched:.3f}" if matched else "-"
+    print(
+        f"{name:22} {errors / chars:6.3f} {found / words:11.3f} {boxes:>10} "
+        f"{pages / seconds:8.2f} {memory.peak_mb:8.0f}",
+        flush=True,
+    )
+
+
+def _page_texts(parsed, numbers: list[int]) -> dict[int, str]:
+    return {n: _fold(parsed.pages[n - 1].text) for n in numbers}
+
+
+def _fold(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _box_agreement(source: Path, numbers, scan: Path, turn: int, pool) -> tuple[int, int]:
+    """OCR words (from the text layer OCR wrote, cached by now) whose centre lies within NEAR
+    points of the same word on the born-digital page, and how many OCR words found a match."""
+    original = pymupdf.open(source)
+    doc = open_pdf(scan)
+    outcome = ocr_document(doc, OcrRun(pool))
+    near = matched = 0
+    for index, number in enumerate(numbers):
+        page = doc[index]
+        to_shown = outcome.pages[index + 1].to_shown if index + 1 in outcome.pages else None
+        truth: dict[str, list[tuple[float, float]]] = {}
+        height = original[number - 1].rect.height
+        for x0, y0, x1, y1, word, *_ in original[number - 1].get_text("words"):
+            cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+            if turn == 90:  # the scan shows the page turned clockwise
+                cx, cy = height - cy, cx
+            truth.setdefault(word, []).append((cx, cy))
+        for x0, y0, x1, y1, word, *_ in page.get_text("words"):
+            if word not in truth:
+                continue
+            rect = (
+                pymupdf.Rect(x0, y0, x1, y1) * to_shown
+                if to_shown
+                else pymupdf.Rect(x0, y0, x1, y1)
+            )
+            cx, cy = (rect.x0 + rect.x1) / 2, (rect.y0 + rect.y1) / 2
+            matched += 1
+            nearest = min(((cx - tx) ** 2 + (cy - ty) ** 2) ** 0.5 for tx, ty in truth[word])
+            near += nearest <= NEAR
+    doc.close()
+    original.close()
+    return near, matched
+
+
+class _PeakMemory:
+    """Samples the resident size of this process and its children every 50 ms."""
+
+    def __enter__(self):
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        me = psutil.Process()
+        while not self._stop.wait(0.05):
+            total = 0
+            for proc in [me, *me.children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):  # a worker that just ended
+                    total += proc.memory_info().rss
+            self.peak_mb = max(self.peak_mb, total / 2**20)
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _retrieval(work: Path, workers: int) -> None:
+    from indexer.pipeline import index_paths
+    from storage.store import Store
+    from tools.evaluate import evaluate, load_qa
+
+    items = [
+        item
+        for item in load_qa(REPO / "bench" / "qa" / "docsym_qa.jsonl")
+        if pymupdf.open(CORPUS / item.file).page_count <= 40
+    ]
+    files = sorted({item.file for item in items})
+    scans = work / "scans"
+    for name in files:
+        (scans / name).parent.mkdir(parents=True, exist_ok=True)
+        scan_of(CORPUS / name, scans / name, dpi=150)
+    os.environ["DOCSYM_OCR_WORKERS"] = str(workers)
+    print(
+        f"\nretrieval: {len(items)} questions over {len(files)} documents "
+        f"({sum(pymupdf.open(CORPUS / f).page_count for f in files)} pages)"
+    )
+    for label, root in (("born-digital", CORPUS), ("150-dpi scans", scans)):
+        index = work / f"index-{label}"
+        started = time.perf_counter()
+        report = index_paths([root / f for f in files], index)
+        took = time.perf_counter() - started
+        store = Store(index)
+        score = evaluate(store, items, ["hybrid"], depth=10)[0]
+        store.close()
+        print(
+            f"{label:14} recall@5 {score.recall[5]:.3f}  recall@1 {score.recall[1]:.3f}  "
+            f"MRR {score.mrr:.3f}  (indexed in {took:.0f} s, {report.ocr_pages} pages by OCR)",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

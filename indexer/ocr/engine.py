@@ -1,0 +1,246 @@
+"""One page image -> OCR lines with boxes in page points, upright and deskewed.
+
+RapidOCR (Apache-2.0, https://github.com/RapidAI/RapidOCR) bundles PaddleOCR's PP-OCRv4
+detection and recognition models and a 0/180 degree line classifier inside its wheel; they run on
+ONNX Runtime, so nothing is downloaded. Around them this module adds what a page of a scanned
+document needs: the page's orientation (a page scanned sideways or upside down is turned before
+recognition) and its skew (a page scanned a few degrees off is straightened), and boxes mapped
+back to the page as docsym shows it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.metadata import version
+
+import cv2
+import numpy as np
+
+from indexer.model import BBox
+
+# Lines read with less confidence than this are noise (specks, stamps, halftone).
+MIN_CONFIDENCE = 0.5
+# Skew below this many degrees is left as it is: straightening costs a second detection pass.
+MIN_SKEW_DEGREES = 0.4
+# A page whose text boxes are mostly this much taller than wide is set sideways.
+TALL = 1.5
+
+
+@dataclass(frozen=True, slots=True)
+class OcrLine:
+    text: str
+    bbox: BBox  # in points of the upright page, origin top-left
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class PageOcr:
+    lines: tuple[OcrLine, ...]
+    # Clockwise quarter turns (0, 90, 180, 270) that make the page's text upright; boxes are
+    # given in the turned frame.
+    rotation: int
+    skew: float  # degrees the scan was turned to straighten it
+
+    @property
+    def confidence(self) -> float | None:
+        """Mean recognition confidence, weighted by characters."""
+        chars = sum(len(line.text) for line in self.lines)
+        if not chars:
+            return None
+        return sum(line.confidence * len(line.text) for line in self.lines) / chars
+
+
+def engine_version() -> str:
+    """Names the models: cached results of another version are not reused."""
+    return f"rapidocr-onnxruntime {version('rapidocr-onnxruntime')}"
+
+
+@lru_cache(maxsize=1)
+def _engine():
+    from rapidocr_onnxruntime import RapidOCR
+
+    # One thread per engine: the pool runs one engine per core, which keeps both cores busy
+    # without the threads of two engines fighting over them.
+    engine = RapidOCR(intra_op_num_threads=1, inter_op_num_threads=1)
+    # Lines one at a time: batches are padded to their widest line, which costs more on a
+    # page of lines of every length than it saves (measured: 7.8 s vs 11.8 s a page).
+    engine.text_rec.rec_batch_num = 1
+    return engine
+
+
+def read_image(gray: np.ndarray, points_per_pixel: float) -> PageOcr:
+    """OCR a grayscale page image (as rendered, top-left origin)."""
+    image = cv2.cvtColor(gray, cv2.COLOR_GRAY2BGR)
+    boxes = _boxes(image)
+    rotation = _orientation(image, boxes)
+    if rotation:
+        image = _turn(image, rotation)
+        boxes = _boxes(image)
+    skew, back = _skew(boxes), None
+    if abs(skew) >= MIN_SKEW_DEGREES:
+        image, back = _straighten(image, skew)
+        boxes = _boxes(image)
+    else:
+        skew = 0.0
+    lines = [
+        OcrLine(text, _to_points(box, back, points_per_pixel), score)
+        for box, (text, score) in zip(boxes, _recognise(image, boxes), strict=True)
+        if text.strip() and score >= MIN_CONFIDENCE
+    ]
+    return PageOcr(tuple(lines), rotation, skew)
+
+
+def _boxes(image: np.ndarray) -> list[np.ndarray]:
+    boxes, _ = _engine().text_det(image)
+    return [] if boxes is None else list(boxes)
+
+
+def _recognise(image: np.ndarray, boxes: list[np.ndarray]) -> list[tuple[str, float]]:
+    """Each box's text and confidence; lines that read upside down are turned first."""
+    if not boxes:
+        return []
+    engine = _engine()
+    crops = engine.get_crop_img_list(image, boxes)
+    crops, _, _ = engine.text_cls(crops)
+    results, _ = engine.text_rec(crops, True)
+    return [
+        (_respace(crop, text, info), float(score))
+        for crop, (text, score, info) in zip(crops, results, strict=True)
+    ]
+
+
+def _respace(crop: np.ndarray, text: str, info: list) -> str:
+    """Put back the spaces the recogniser drops between words set close together (small print
+    at 150 dpi: "theforest"): where the image shows a blank gap between two letters it read
+    next to each other. ``info`` holds where along the line each letter was read."""
+    if not info or not text:
+        return text
+    steps, groups, columns = info[0], info[1], info[2]
+    letters = [ch for group in groups for ch in group]
+    at = [col for group in columns for col in group]
+    if len(letters) != len(at) or not steps:
+        return text
+    gaps = _blank_runs(crop)
+    if not gaps:
+        return text
+    scale = crop.shape[1] / steps
+    out = [letters[0]]
+    for i in range(1, len(letters)):
+        left, right = at[i - 1] * scale, at[i] * scale
+        if _may_part(letters[i - 1], letters[i]) and any(
+            left < (start + end) / 2 < right for start, end in gaps
+        ):
+            out.append(" ")
+        out.append(letters[i])
+    return "".join(out)
+
+
+def _may_part(before: str, after: str) -> bool:
+    """Whether a gap between these two letters can be a word space: never before a closing
+    mark, nor inside a URL or a number ("example.com", "3.5"), where narrow glyphs leave gaps."""
+    if " " in (before, after) or after in ".,:;!?%)]}'\"" or before in "([{/$":
+        return False
+    if _wide(before) or _wide(after):
+        return False  # Chinese and Japanese are written without spaces
+    return before not in ".:" or after.isupper()
+
+
+def _wide(ch: str) -> bool:
+    return "\u2e80" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or "\uff00" <= ch <= "\uffef"
+
+
+def _blank_runs(crop: np.ndarray) -> list[tuple[int, int]]:
+    """Runs of ink-free columns at least as wide as the narrowest word space (a fifth of the
+    line's height; letters of a word stand closer, at most half that at 150 dpi)."""
+    gray = crop if crop.ndim == 2 else cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
+    paper, print_ = np.percentile(gray, 90), np.percentile(gray, 2)
+    if paper - print_ < 40:
+        return []  # no contrast to tell a gap by
+    ink = gray < paper - 0.25 * (paper - print_)
+    empty = ~ink.any(axis=0)
+    least = max(4, round(0.2 * gray.shape[0]))
+    runs, start = [], None
+    for x, blank in enumerate(empty):
+        if blank and start is None:
+            start = x
+        elif not blank and start is not None:
+            if x - start >= least:
+                runs.append((start, x))
+            start = None
+    return runs
+
+
+def _orientation(image: np.ndarray, boxes: list[np.ndarray]) -> int:
+    """Clockwise turns that make the text upright: sideways text from the shape of the text
+    boxes, and which way up from the line classifier's vote on a sample of lines."""
+    if not boxes:
+        return 0
+    sides = [_sides(box) for box in boxes]
+    tall = sum(1 for w, h in sides if h > TALL * w)
+    wide = sum(1 for w, h in sides if w > TALL * h)
+    sideways = tall > wide
+    sample = sorted(boxes, key=lambda b: -max(_sides(b)))[:12]
+    crops = [_crop(image, box, sideways) for box in sample]
+    _, results, _ = _engine().text_cls(crops)
+    flipped = sum(1 for label, score in results if label == "180" and score > 0.9)
+    upside_down = flipped > len(results) / 2
+    if sideways:
+        # A crop turned counter-clockwise (as the recogniser turns tall crops) reads upright
+        # when the text runs down the page, which a counter-clockwise turn of the page fixes;
+        # upside-down crops mean it runs up the page.
+        return 90 if upside_down else 270
+    return 180 if upside_down else 0
+
+
+def _sides(box: np.ndarray) -> tuple[float, float]:
+    return float(np.linalg.norm(box[0] - box[1])), float(np.linalg.norm(box[0] - box[3]))
+
+
+def _crop(image: np.ndarray, box: np.ndarray, sideways: bool) -> np.ndarray:
+    x0, y0 = np.floor(box.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(box.max(axis=0)).astype(int)
+    crop = image[max(y0, 0) : y1, max(x0, 0) : x1]
+    return np.rot90(crop) if sideways else crop
+
+
+def _turn(image: np.ndarray, rotation: int) -> np.ndarray:
+    codes = {90: cv2.ROTATE_90_CLOCKWISE, 180: cv2.ROTATE_180, 270: cv2.ROTATE_90_COUNTERCLOCKWISE}
+    return cv2.rotate(image, codes[rotation]) if rotation else image
+
+
+def _skew(boxes: list[np.ndarray]) -> float:
+    """The median slope, in degrees, of the long text lines (positive: falling to the right)."""
+    angles = []
+    for box in boxes:
+        width, height = _sides(box)
+        if width > 4 * height:
+            dx, dy = box[1] - box[0]
+            angles.append(math.degrees(math.atan2(dy, dx)))
+    return float(np.median(angles)) if len(angles) >= 3 else 0.0
+
+
+def _straighten(image: np.ndarray, skew: float) -> tuple[np.ndarray, np.ndarray]:
+    """The image turned by ``-skew`` about its centre, and the matrix that maps back."""
+    height, width = image.shape[:2]
+    centre = (width / 2, height / 2)
+    forward = cv2.getRotationMatrix2D(centre, skew, 1.0)
+    turned = cv2.warpAffine(
+        image, forward, (width, height), flags=cv2.INTER_LINEAR, borderValue=(255, 255, 255)
+    )
+    return turned, cv2.invertAffineTransform(forward)
+
+
+def _to_points(quad, back: np.ndarray | None, points_per_pixel: float) -> BBox:
+    """An axis-aligned box in points. On a straightened image the box keeps its size and moves
+    with its centre, so it stays the box of one line on the original page."""
+    pts = np.asarray(quad, dtype=np.float64)
+    x0, y0 = pts.min(axis=0)
+    x1, y1 = pts.max(axis=0)
+    if back is not None:
+        cx, cy = back @ np.array([(x0 + x1) / 2, (y0 + y1) / 2, 1.0])
+        half_w, half_h = (x1 - x0) / 2, (y1 - y0) / 2
+        x0, x1, y0, y1 = cx - half_w, cx + half_w, cy - half_h, cy + half_h
+    s = points_per_pixel
+    return (float(x0 * s), float(y0 * s), float(x1 * s), float(y1 * s))

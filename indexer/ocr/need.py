@@ -1,0 +1,57 @@
+"""Which pages need OCR: no text layer, or one that covers little of what the page shows.
+
+A page rendered small shows where its ink is; the text layer says where its text is. Ink on an
+image that no text covers is an image of text (a scan, perhaps under a thin caption or stamp
+layer) or a photograph; either way OCR is how to find out, and it keeps only confident lines.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pymupdf
+
+OcrMode = Literal["auto", "off", "force"]
+
+# Rendered this coarse, a page is measured in a few milliseconds.
+PROBE_DPI = 24
+# A pixel this dark is ink.
+INK_LEVEL = 160
+# OCR when at least this share of the page's ink lies on images outside any text.
+UNREAD_INK_SHARE = 0.5
+# Pages with less ink than this share of their area are blank.
+BLANK_SHARE = 0.002
+
+
+def needs_ocr(page: pymupdf.Page, mode: OcrMode) -> bool:
+    """``off``: never; ``force``: always (its text layer is replaced); ``auto``: where the
+    page's images hold most of its ink and no text layer covers them."""
+    if mode != "auto":
+        return mode == "force"
+    images = [pymupdf.Rect(info["bbox"]) & page.rect for info in page.get_image_info()]
+    images = [r for r in images if not r.is_empty]
+    if not images:
+        return False  # born-digital text and vector art: nothing an OCR pass could add
+    return _unread_ink_share(page, images) >= UNREAD_INK_SHARE
+
+
+def _unread_ink_share(page: pymupdf.Page, images: list[pymupdf.Rect]) -> float:
+    pix = page.get_pixmap(dpi=PROBE_DPI, colorspace=pymupdf.csGRAY, alpha=False)
+    ink = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.h, pix.w) < INK_LEVEL
+    total = int(ink.sum())
+    if total < BLANK_SHARE * ink.size:
+        return 0.0
+    scale = pix.w / page.rect.width
+    on_images = np.zeros_like(ink)
+    for rect in images:
+        on_images[_pixels(rect, scale, ink.shape)] = True
+    for x0, y0, x1, y1, *_ in page.get_text("blocks"):
+        on_images[_pixels(pymupdf.Rect(x0, y0, x1, y1), scale, ink.shape)] = False
+    return float((ink & on_images).sum()) / total
+
+
+def _pixels(rect: pymupdf.Rect, scale: float, shape: tuple[int, int]) -> tuple[slice, slice]:
+    y0, y1 = max(int(rect.y0 * scale), 0), min(int(np.ceil(rect.y1 * scale)), shape[0])
+    x0, x1 = max(int(rect.x0 * scale), 0), min(int(np.ceil(rect.x1 * scale)), shape[1])
+    return slice(y0, y1), slice(x0, x1)

@@ -1,0 +1,154 @@
+"""OCR in worker processes, cached by page image.
+
+Each worker runs one single-threaded engine, so N workers keep N cores busy. Results are kept in
+``ocr-cache.sqlite`` in the index directory under the hash of the page image (and the engine's
+version), so indexing a document again, or a copy of it, does not OCR its pages again. A page
+whose OCR fails (even by killing its worker) is reported and skipped; the pool is rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import multiprocessing
+import os
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+
+import apsw
+import numpy as np
+
+from indexer.ocr.engine import OcrLine, PageOcr, engine_version, read_image
+
+log = logging.getLogger(__name__)
+_DIED = "worker died"
+
+
+@dataclass(frozen=True, slots=True)
+class PageImage:
+    page: int  # 1-based page number, for messages
+    gray: np.ndarray  # 8-bit grayscale, rows x columns
+    points_per_pixel: float
+
+    def key(self) -> str:
+        digest = hashlib.sha256()
+        digest.update(f"{engine_version()}|{self.gray.shape}|{self.points_per_pixel:.6f}|".encode())
+        digest.update(np.ascontiguousarray(self.gray).data)
+        return digest.hexdigest()
+
+
+class OcrCache:
+    """Page image hash -> OCR result, in a small SQLite file beside the index."""
+
+    def __init__(self, path: Path) -> None:
+        self.db = apsw.Connection(str(path))
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("CREATE TABLE IF NOT EXISTS ocr_pages (key TEXT PRIMARY KEY, result TEXT)")
+
+    def get(self, key: str) -> PageOcr | None:
+        row = self.db.execute("SELECT result FROM ocr_pages WHERE key = ?", (key,)).fetchone()
+        return _from_json(row[0]) if row else None
+
+    def put(self, key: str, result: PageOcr) -> None:
+        self.db.execute("INSERT OR REPLACE INTO ocr_pages VALUES (?, ?)", (key, _to_json(result)))
+
+    def close(self) -> None:
+        self.db.close()
+
+
+class OcrPool:
+    """Reads page images in ``workers`` processes; started on the first page that needs it."""
+
+    def __init__(
+        self,
+        workers: int,
+        cache: OcrCache | None = None,
+        reader: Callable[[np.ndarray, float], PageOcr] = read_image,
+    ) -> None:
+        self.workers = max(1, workers)
+        self.cache = cache
+        self.reader = reader  # a module-level function: it travels to the workers by name
+        self._executor: ProcessPoolExecutor | None = None
+
+    def read(
+        self, images: list[PageImage], on_page: Callable[[int, int], None] | None = None
+    ) -> list[PageOcr | str]:
+        """Each image's OCR, or the reason it failed, in the order given."""
+        results: list[PageOcr | str | None] = [None] * len(images)
+        keys = [image.key() for image in images]
+        futures: dict[int, Future] = {}
+        for i, (image, key) in enumerate(zip(images, keys, strict=True)):
+            cached = self.cache.get(key) if self.cache else None
+            if cached is not None:
+                results[i] = cached
+            else:
+                futures[i] = self._submit(image)
+        done = len(images) - len(futures)
+        if on_page:
+            on_page(done, len(images))
+        pending = list(futures)
+        while pending:
+            i = pending.pop(0)
+            results[i] = self._result(images[i], futures[i])
+            if results[i] is _DIED:
+                # The pool is gone with every page in it: this page is blamed (the one
+                # awaited first), the others go to a fresh pool.
+                results[i] = f"page {images[i].page}: OCR worker died; page left without text"
+                futures.update((j, self._submit(images[j])) for j in pending)
+            elif self.cache and isinstance(results[i], PageOcr):
+                self.cache.put(keys[i], results[i])
+            done += 1
+            if on_page:
+                on_page(done, len(images))
+        return results  # type: ignore[return-value]
+
+    def _submit(self, image: PageImage) -> Future:
+        if self._executor is None:
+            # spawn: a forked copy of a process holding ONNX Runtime's threads can hang.
+            self._executor = ProcessPoolExecutor(
+                self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_quiet_threads,
+            )
+        return self._executor.submit(self.reader, image.gray, image.points_per_pixel)
+
+    def _result(self, image: PageImage, future: Future) -> PageOcr | str:
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            self._restart()
+            return _DIED
+        except Exception as exc:  # one page's failure must not lose the document
+            log.exception("OCR of page %s failed", image.page)
+            return f"page {image.page}: OCR failed ({type(exc).__name__}: {exc})"
+
+    def _restart(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown()
+            self._executor = None
+        if self.cache:
+            self.cache.close()
+
+
+def _quiet_threads() -> None:
+    os.environ["OMP_NUM_THREADS"] = "1"
+
+
+def _to_json(result: PageOcr) -> str:
+    lines = [[line.text, *line.bbox, line.confidence] for line in result.lines]
+    return json.dumps({"rotation": result.rotation, "skew": result.skew, "lines": lines})
+
+
+def _from_json(text: str) -> PageOcr:
+    data = json.loads(text)
+    lines = tuple(OcrLine(t, (x0, y0, x1, y1), c) for t, x0, y0, x1, y1, c in data["lines"])
+    return PageOcr(lines, data["rotation"], data["skew"])

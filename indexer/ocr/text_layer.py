@@ -1,0 +1,68 @@
+"""Write OCR lines into a page of the open (in-memory) PDF as invisible text.
+
+The layout reader then sees a scanned page as it sees any PDF page: spans with boxes, sizes and
+words, so sections, chunks, tables and sentence positions come out of the same code. The file on
+disk is never written. A page read sideways or upside down is turned (its /Rotate) so its text
+reads across, and the boxes found on it are mapped back to the page as shown.
+"""
+
+from __future__ import annotations
+
+import pymupdf
+
+from indexer.ocr.engine import PageOcr
+from indexer.pdf.layout import reading_order
+
+FONT = "helv"
+# Helvetica has no glyphs beyond Latin-1; Chinese and Japanese text is written in the built-in
+# Droid Sans Fallback, which covers them (and Latin).
+WIDE_FONT = "china-s"
+# Helvetica's glyph box, ascender to descender, in units of the font size.
+FONT_HEIGHT = 1.074 + 0.299
+DESCENT = 0.299 / FONT_HEIGHT
+# An OCR line box is this many font sizes tall (measured against born-digital pages).
+BOX_PER_SIZE = 1.09
+
+
+def write_text_layer(page: pymupdf.Page, ocr: PageOcr, *, replace: bool) -> pymupdf.Matrix | None:
+    """Put each line's text over its box, scaled to fill it; ``replace`` first removes the
+    page's own text (a poor OCR layer under ``--ocr force``). Returns, for a page turned to
+    read it, the matrix from the turned page to the page as its file shows it."""
+    if replace:
+        _remove_text(page)
+    to_shown = None
+    if ocr.rotation:
+        shown = page.rotation_matrix  # unrotated -> as the file shows the page
+        page.set_rotation((page.rotation + ocr.rotation) % 360)
+        to_shown = page.derotation_matrix * shown
+    # Written in reading order, so lines of one paragraph follow each other and the text
+    # extractor groups them into one block, as it does for born-digital text.
+    blocks = reading_order(
+        [{"bbox": line.bbox, "line": line} for line in ocr.lines], page.rect.width
+    )
+    for block in blocks:
+        _put_line(page, block["line"].text, pymupdf.Rect(block["line"].bbox))
+    return to_shown
+
+
+def _put_line(page: pymupdf.Page, text: str, box: pymupdf.Rect) -> None:
+    size = box.height / BOX_PER_SIZE
+    font = FONT if all(ord(ch) < 256 for ch in text) else WIDE_FONT
+    natural = pymupdf.get_text_length(text, fontname=font, fontsize=size)
+    if size <= 0 or natural <= 0:
+        return
+    # The glyph boxes fill the line box: scaled across to its width, down to its height.
+    stretch = pymupdf.Matrix(box.width / natural, box.height / (FONT_HEIGHT * size))
+    baseline = pymupdf.Point(box.x0, box.y1 - DESCENT * box.height)
+    page.insert_text(
+        baseline, text, fontname=font, fontsize=size, render_mode=3, morph=(baseline, stretch)
+    )
+
+
+def _remove_text(page: pymupdf.Page) -> None:
+    page.add_redact_annot(page.rect)
+    page.apply_redactions(
+        images=pymupdf.PDF_REDACT_IMAGE_NONE,
+        graphics=pymupdf.PDF_REDACT_LINE_ART_NONE,
+        text=pymupdf.PDF_REDACT_TEXT_REMOVE,
+    )

@@ -1,0 +1,209 @@
+"""Scans read by OCR into the same views as born-digital PDFs: text, boxes on the page as shown,
+turned and crooked scans, the cache, failures that cost a page and not the document, and the
+corpus scans."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+import pymupdf
+import pytest
+
+from indexer.ocr.need import needs_ocr
+from indexer.ocr.pages import OcrRun
+from indexer.ocr.pool import OcrCache, OcrPool
+from indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
+from indexer.pipeline import index_paths
+from tests import pdf_factory
+
+HEADING = "2 Methods of Measurement"
+BODY = (
+    "The river gauge recorded daily flows for twelve years. Annual runoff fell by forty "
+    "percent after the forest was planted, while the number of dry days doubled."
+)
+
+
+def _born_digital(path: Path) -> Path:
+    doc = pymupdf.open()
+    page = doc.new_page()  # A4 portrait
+    page.insert_text((72, 90), HEADING, fontsize=14, fontname="hebo")
+    page.insert_textbox(pymupdf.Rect(72, 110, 520, 220), BODY, fontsize=11)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def pool():
+    pool = OcrPool(workers=1)
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(scope="module")
+def original(tmp_path_factory) -> Path:
+    return _born_digital(tmp_path_factory.mktemp("ocr") / "original.pdf")
+
+
+def _words(text: str) -> list[str]:
+    return [w.strip(".,").lower() for w in text.split()]
+
+
+def _recall(read: str, expected: str) -> float:
+    got = set(_words(read))
+    want = _words(expected)
+    return sum(1 for w in want if w in got) / len(want)
+
+
+def _truth_box(source: Path, phrase: str) -> pymupdf.Rect:
+    with pymupdf.open(source) as doc:
+        return doc[0].search_for(phrase)[0]
+
+
+def test_a_scan_is_read_into_pages_sections_chunks_and_sentences(original, pool, tmp_path):
+    scan = pdf_factory.scan_of(original, tmp_path / "scan.pdf", dpi=150)
+    parsed = parse_pdf(scan, OcrRun(pool))
+    page = parsed.pages[0]
+    assert page.ocr and page.has_text and page.ocr_confidence > 0.9
+    assert _recall(page.text, HEADING + " " + BODY) >= 0.95
+    assert [s.title for s in parsed.sections] == ["Methods of Measurement"]
+    assert parsed.sections[0].number == "2"
+    assert parsed.chunks and "river gauge" in parsed.chunks[0].text
+    # Sentences carry boxes on the page: the first one starts where the printed one does.
+    first = parsed.sentences[0]
+    truth = _truth_box(original, "The river gauge")
+    assert first.page_number == 1
+    assert abs(first.bbox[0] - truth.x0) < 3 and abs(first.bbox[1] - truth.y0) < 4
+
+
+def test_a_scan_turned_sideways_and_crooked_is_read_upright(original, pool, tmp_path):
+    scan = pdf_factory.scan_of(original, tmp_path / "turned.pdf", dpi=150, turn=90, skew=2.0)
+    parsed = parse_pdf(scan, OcrRun(pool))
+    page = parsed.pages[0]
+    assert _recall(page.text, HEADING + " " + BODY) >= 0.9
+    with pymupdf.open(scan) as doc:  # boxes are on the page as the file shows it (landscape)
+        shown = doc[0].rect
+    assert (page.width, page.height) == pytest.approx((shown.width, shown.height), abs=0.5)
+    assert page.width > page.height
+    box = parsed.sentences[0].bbox
+    # Text of a page turned clockwise runs down the page: its box is tall and narrow, and it
+    # sits near the right edge, where the top of the original page went.
+    assert box[3] - box[1] > box[2] - box[0]
+    assert box[2] > 0.7 * shown.width
+    assert all(0 <= v <= max(shown.width, shown.height) for v in box)
+
+
+def test_ocr_results_are_cached_by_page_image(original, tmp_path):
+    scan = pdf_factory.scan_of(original, tmp_path / "scan.pdf", dpi=150)
+    cache_path = tmp_path / "ocr-cache.sqlite"
+    first_pool = OcrPool(1, OcrCache(cache_path))
+    first = parse_pdf(scan, OcrRun(first_pool))
+    first_pool.close()
+    again = OcrPool(1, OcrCache(cache_path))
+    second = parse_pdf(scan, OcrRun(again))
+    started = again._executor is not None
+    again.close()
+    assert second.pages[0].text == first.pages[0].text
+    assert not started  # nothing was read again: no worker process was needed
+
+
+def _dies(gray, points_per_pixel):  # runs in a worker process
+    os._exit(3)
+
+
+def _fails(gray, points_per_pixel):
+    raise ValueError("model file unreadable")
+
+
+@pytest.mark.parametrize(("reader", "message"), [(_dies, "worker died"), (_fails, "ValueError")])
+def test_an_ocr_failure_costs_the_page_not_the_document(original, tmp_path, reader, message):
+    scan = pdf_factory.scan_of(original, tmp_path / "scan.pdf", dpi=150)
+    pool = OcrPool(1, reader=reader)
+    try:
+        parsed = parse_pdf(scan, OcrRun(pool))
+    finally:
+        pool.close()
+    assert NO_TEXT_WARNING in parsed.warnings
+    assert any(w.startswith("page 1: OCR") and message in w for w in parsed.warnings)
+    assert len(parsed.pages) == 1 and not parsed.pages[0].ocr
+
+
+def test_which_pages_need_ocr(original, tmp_path):
+    scan = pdf_factory.scan_of(original, tmp_path / "scan.pdf", dpi=150)
+    # A thin caption layer over a scanned page does not stop OCR.
+    captioned = tmp_path / "captioned.pdf"
+    with pymupdf.open(scan) as doc:
+        doc[0].insert_text((40, 820), "Scanned by the records office", fontsize=6)
+        doc.save(captioned)
+    blank = pdf_factory.scanned_pdf(tmp_path / "blank.pdf", pages=1)  # an image with no ink
+    with (
+        pymupdf.open(original) as born,
+        pymupdf.open(scan) as scanned,
+        pymupdf.open(captioned) as thin,
+        pymupdf.open(blank) as empty,
+    ):
+        assert [needs_ocr(d[0], "auto") for d in (born, scanned, thin, empty)] == [
+            False,
+            True,
+            True,
+            False,
+        ]
+        assert not needs_ocr(scanned[0], "off")
+        assert needs_ocr(born[0], "force")
+
+
+def test_index_records_ocr_pages_and_off_leaves_scans_without_text(original, tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    pdf_factory.scan_of(original, folder / "scan.pdf", dpi=150)
+    off = index_paths([folder], tmp_path / "off", ocr="off")
+    assert [Path(p).name for p in off.no_text] == ["scan.pdf"] and off.ocr_pages == 0
+    on = index_paths([folder], tmp_path / "on", ocr="auto")
+    assert on.no_text == [] and on.ocr_pages == 1
+    assert (tmp_path / "on" / "ocr-cache.sqlite").exists()
+    with duckdb.connect(str(tmp_path / "on" / "index.duckdb"), read_only=True) as con:
+        ocr, confidence, has_text = con.execute(
+            "SELECT ocr, ocr_confidence, has_text FROM pages"
+        ).fetchone()
+        hits = con.execute(
+            "SELECT count(*) FROM chunks WHERE text ILIKE '%river gauge%'"
+        ).fetchone()
+    assert ocr and has_text and confidence > 0.9 and hits[0] == 1
+
+
+# --- the corpus scans ---------------------------------------------------------------------
+
+
+def _one_page(corpus: Path, name: str, number: int, tmp_path: Path) -> Path:
+    """A page of a corpus scan in a file of its own (in the test's temporary folder)."""
+    out = tmp_path / f"{Path(name).stem}-p{number}.pdf"
+    with pymupdf.open(corpus / name) as src, pymupdf.open() as doc:
+        doc.insert_pdf(src, from_page=number - 1, to_page=number - 1)
+        doc.save(out)
+    return out
+
+
+def test_corpus_scanned_table_is_read(corpus, pool):
+    parsed = parse_pdf(corpus / "scanned/table-multi-row-column-cells.pdf", OcrRun(pool))
+    text = parsed.pages[0].text
+    for phrase in ("Results", "Accuracy", "Low Vision", "Dexterity", "Mobility", "1199 sec"):
+        assert phrase in text
+    assert parsed.pages[0].ocr_confidence > 0.95
+
+
+def test_corpus_chinese_scan_is_read(corpus, pool, tmp_path):
+    page = _one_page(corpus, "scanned/small_ocr_zh_scan.pdf", 1, tmp_path)
+    parsed = parse_pdf(page, OcrRun(pool))
+    text = parsed.pages[0].text
+    han = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    assert han >= 200 and parsed.pages[0].ocr_confidence > 0.8
+
+
+def test_corpus_scan_with_an_ocr_layer_keeps_it_unless_forced(corpus, pool, tmp_path):
+    page = _one_page(corpus, "scanned/ZFN-A-054-0304-0272.pdf", 1, tmp_path)
+    kept = parse_pdf(page, OcrRun(pool, mode="auto"))
+    assert not kept.pages[0].ocr and kept.pages[0].has_text
+    forced = parse_pdf(page, OcrRun(pool, mode="force"))
+    assert forced.pages[0].ocr and "Naturforsch" in forced.pages[0].text.replace(" ", "")
