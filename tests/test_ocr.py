@@ -207,3 +207,25 @@ def test_corpus_scan_with_an_ocr_layer_keeps_it_unless_forced(corpus, pool, tmp_
     assert not kept.pages[0].ocr and kept.pages[0].has_text
     forced = parse_pdf(page, OcrRun(pool, mode="force"))
     assert forced.pages[0].ocr and "Naturforsch" in forced.pages[0].text.replace(" ", "")
+
+
+def test_a_caption_layer_over_a_scan_is_kept_once_and_a_chart_is_not_ocred(
+    original, pool, tmp_path
+):
+    scan = pdf_factory.scan_of(original, tmp_path / "scan.pdf", dpi=150)
+    captioned = tmp_path / "captioned.pdf"
+    with pymupdf.open(scan) as doc:
+        doc[0].insert_text((72, 60), "Records office copy", fontsize=9)
+        doc.save(captioned)
+    parsed = parse_pdf(captioned, OcrRun(pool))
+    assert parsed.pages[0].ocr
+    assert parsed.pages[0].text.count("Records office copy") == 1
+    assert _recall(parsed.pages[0].text, BODY) >= 0.95
+    # An image of text on a fifth of a born-digital page (a chart in a report) is left as it is.
+    report = tmp_path / "report.pdf"
+    with pymupdf.open(original) as doc, pymupdf.open(scan) as image:
+        pix = image[0].get_pixmap(dpi=72, clip=pymupdf.Rect(60, 60, 540, 230))
+        doc[0].insert_image(pymupdf.Rect(60, 400, 540, 570), pixmap=pix)
+        doc.save(report)
+    with pymupdf.open(report) as doc:
+        assert not needs_ocr(doc[0], "auto")

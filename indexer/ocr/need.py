@@ -18,21 +18,25 @@ OcrMode = Literal["auto", "off", "force"]
 PROBE_DPI = 24
 # A pixel this dark is ink.
 INK_LEVEL = 160
-# OCR when at least this share of the page's ink lies on images outside any text.
+# OCR when at least this share of the page's ink lies on images outside any text ...
 UNREAD_INK_SHARE = 0.5
+# ... and images cover at least this share of the page: a scan, not a chart in a report.
+SCAN_AREA_SHARE = 0.5
 # Pages with less ink than this share of their area are blank.
 BLANK_SHARE = 0.002
 
 
 def needs_ocr(page: pymupdf.Page, mode: OcrMode) -> bool:
-    """``off``: never; ``force``: always (its text layer is replaced); ``auto``: where the
-    page's images hold most of its ink and no text layer covers them."""
+    """``off``: never; ``force``: always (its text layer is replaced); ``auto``: where images
+    cover most of the page and hold most of its ink with no text layer over them."""
     if mode != "auto":
         return mode == "force"
+    if not page.get_images():
+        return False  # no image at all (most born-digital pages): a lookup, no content parse
     images = [pymupdf.Rect(info["bbox"]) & page.rect for info in page.get_image_info()]
-    images = [r for r in images if not r.is_empty]
-    if not images:
-        return False  # born-digital text and vector art: nothing an OCR pass could add
+    covered = sum(r.width * r.height for r in images if not r.is_empty)
+    if covered < SCAN_AREA_SHARE * page.rect.width * page.rect.height:
+        return False
     return _unread_ink_share(page, images) >= UNREAD_INK_SHARE
 
 

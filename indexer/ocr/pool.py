@@ -12,7 +12,6 @@ import hashlib
 import json
 import logging
 import multiprocessing
-import os
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -25,7 +24,6 @@ import numpy as np
 from indexer.ocr.engine import OcrLine, PageOcr, engine_version, read_image
 
 log = logging.getLogger(__name__)
-_DIED = "worker died"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,13 +91,15 @@ class OcrPool:
         pending = list(futures)
         while pending:
             i = pending.pop(0)
-            results[i] = self._result(images[i], futures[i])
-            if results[i] is _DIED:
+            try:
+                results[i] = self._result(images[i], futures[i])
+            except BrokenProcessPool:
                 # The pool is gone with every page in it: this page is blamed (the one
                 # awaited first), the others go to a fresh pool.
+                self._restart()
                 results[i] = f"page {images[i].page}: OCR worker died; page left without text"
                 futures.update((j, self._submit(images[j])) for j in pending)
-            elif self.cache and isinstance(results[i], PageOcr):
+            if self.cache and isinstance(results[i], PageOcr):
                 self.cache.put(keys[i], results[i])
             done += 1
             if on_page:
@@ -110,9 +110,7 @@ class OcrPool:
         if self._executor is None:
             # spawn: a forked copy of a process holding ONNX Runtime's threads can hang.
             self._executor = ProcessPoolExecutor(
-                self.workers,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_quiet_threads,
+                self.workers, mp_context=multiprocessing.get_context("spawn")
             )
         return self._executor.submit(self.reader, image.gray, image.points_per_pixel)
 
@@ -120,8 +118,7 @@ class OcrPool:
         try:
             return future.result()
         except BrokenProcessPool:
-            self._restart()
-            return _DIED
+            raise  # the caller rebuilds the pool
         except Exception as exc:  # one page's failure must not lose the document
             log.exception("OCR of page %s failed", image.page)
             return f"page {image.page}: OCR failed ({type(exc).__name__}: {exc})"
@@ -137,10 +134,6 @@ class OcrPool:
             self._executor = None
         if self.cache:
             self.cache.close()
-
-
-def _quiet_threads() -> None:
-    os.environ["OMP_NUM_THREADS"] = "1"
 
 
 def _to_json(result: PageOcr) -> str:

@@ -35,14 +35,23 @@ def write_text_layer(page: pymupdf.Page, ocr: PageOcr, *, replace: bool) -> pymu
         shown = page.rotation_matrix  # unrotated -> as the file shows the page
         page.set_rotation((page.rotation + ocr.rotation) % 360)
         to_shown = page.derotation_matrix * shown
-    # Written in reading order, so lines of one paragraph follow each other and the text
-    # extractor groups them into one block, as it does for born-digital text.
+    # Text the page already has (a caption over a scan) is kept, and not written twice.
+    own = [pymupdf.Rect(block[:4]) for block in page.get_text("blocks")]
+    # Written in reading order: the text extractor keeps lines in the order they were
+    # written, and joins consecutive lines of a paragraph into one block.
     blocks = reading_order(
         [{"bbox": line.bbox, "line": line} for line in ocr.lines], page.rect.width
     )
     for block in blocks:
-        _put_line(page, block["line"].text, pymupdf.Rect(block["line"].bbox))
+        line, box = block["line"], pymupdf.Rect(block["bbox"])
+        if not any(_mostly_inside(box, other) for other in own):
+            _put_line(page, line.text, box)
     return to_shown
+
+
+def _mostly_inside(box: pymupdf.Rect, block: pymupdf.Rect) -> bool:
+    common = box & block
+    return not common.is_empty and common.get_area() > 0.5 * box.get_area()
 
 
 def _put_line(page: pymupdf.Page, text: str, box: pymupdf.Rect) -> None:
