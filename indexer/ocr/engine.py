@@ -52,9 +52,13 @@ class PageOcr:
         return sum(line.confidence * len(line.text) for line in self.lines) / chars
 
 
+# Raised when this module reads a page differently, so cached pages are read again.
+READER_REVISION = 2
+
+
 def engine_version() -> str:
-    """Names the models: cached results of another version are not reused."""
-    return f"rapidocr-onnxruntime {version('rapidocr-onnxruntime')}"
+    """Names the models and this reader: cached results of another version are not reused."""
+    return f"rapidocr-onnxruntime {version('rapidocr-onnxruntime')}, reader {READER_REVISION}"
 
 
 @lru_cache(maxsize=1)
@@ -99,16 +103,25 @@ def _boxes(image: np.ndarray) -> list[np.ndarray]:
 
 
 def _recognise(image: np.ndarray, boxes: list[np.ndarray]) -> list[tuple[str, float]]:
-    """Each box's text and confidence; lines that read upside down are turned first."""
+    """Each box's text and confidence. A line the classifier takes for upside down is read
+    both ways and the surer reading kept: on an upright page the classifier is wrong more
+    often than a line is really turned (measured: one line in ten of a clean 150-dpi page was
+    flipped and read as noise), while a sideways header still needs its turn."""
     if not boxes:
         return []
     engine = _engine()
     crops = engine.get_crop_img_list(image, boxes)
-    crops, _, _ = engine.text_cls(crops)
-    results, _ = engine.text_rec(crops, True)
+    turned, labels, _ = engine.text_cls(list(crops))
+    results, _ = engine.text_rec(turned, True)
+    flipped = [i for i, (label, _) in enumerate(labels) if label == "180"]
+    if flipped:
+        as_cut, _ = engine.text_rec([crops[i] for i in flipped], True)
+        for i, other in zip(flipped, as_cut, strict=True):
+            if other[1] > results[i][1]:
+                results[i], turned[i] = other, crops[i]
     return [
         (_respace(crop, text, info), float(score))
-        for crop, (text, score, info) in zip(crops, results, strict=True)
+        for crop, (text, score, info) in zip(turned, results, strict=True)
     ]
 
 
