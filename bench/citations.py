@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from language.terms import STOPWORDS  # noqa: E402
-from storage.store import Store  # noqa: E402
+from storage.store import Store, open_store  # noqa: E402
 from tools.search import hybrid_search  # noqa: E402
 
 DEFAULT_QA = [
@@ -175,7 +175,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     parser.add_argument("--misses", action="store_true", help="list each question that fails")
     args = parser.parse_args()
-    store = Store(args.index)
+    store = open_store(args.index)
     print(
         "| set | PDF hits in top 5 | with bbox | gold page in top 5 | answer in cited box "
         "| answer in excerpt | median box area / page |"

@@ -27,7 +27,7 @@ from indexer.summaries import summarise_document  # noqa: E402
 from indexer.views import FileFacts, build_rows  # noqa: E402
 from storage.encoder import get_encoder  # noqa: E402
 from storage.schema import EntityRow, RelationRow  # noqa: E402
-from storage.store import Store  # noqa: E402
+from storage.store import Store, open_store  # noqa: E402
 from tools.graph import build_entity_graph  # noqa: E402
 from tools.rank_nodes import rank_nodes  # noqa: E402
 
@@ -123,7 +123,7 @@ def main() -> None:
     parser.add_argument("--long", default="uber_2021_10k.pdf")
     parser.add_argument("--skip-resolution", action="store_true")
     args = parser.parse_args()
-    store = Store(args.index)
+    store = open_store(args.index)
     graph_figures(store)
     rank_figures(store, args.long)
     if not args.skip_resolution:

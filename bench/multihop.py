@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from storage.store import Store  # noqa: E402
+from storage.store import Store, open_store  # noqa: E402
 from tools.query_plans import run_plan  # noqa: E402
 from tools.search import SearchHit, hybrid_search  # noqa: E402
 
@@ -55,7 +55,7 @@ def main() -> None:
     parser.add_argument("--index", type=Path, required=True)
     parser.add_argument("--per-question", action="store_true")
     args = parser.parse_args()
-    store = Store(args.index)
+    store = open_store(args.index)
     files = {
         doc_id: Path(path).resolve()
         for doc_id, path in store.sql().execute("SELECT doc_id, path FROM documents").fetchall()

@@ -1,15 +1,20 @@
 """OCR on synthetic scans of born-digital pages: accuracy, boxes, speed, memory, retrieval.
 
-    python bench/ocr_quality.py [--retrieval] [--workers N]
+    python bench/ocr_quality.py [--retrieval | --retrieval-only] [--workers N]
 
 Scans are made from ../shared/corpus PDFs (20 pages of 5 documents, text and tables) at 150 and
 300 dpi, turned by 90 degrees, and skewed by 2 degrees. Each is parsed by docsym with OCR, and
 each page's text is compared with the born-digital text of the same page read by the same layout
 reader: character error rate (Levenshtein distance over the born-digital length, whitespace
-runs folded) and word recall (share of the page's words, with repeats, that OCR found). Box
-agreement: the share of OCR words whose box centre lies within 3 points of the same word on the
-born-digital page. Speed is pages per second of OCR with N worker processes (default: one per
-core) and a cold cache; memory is the peak resident size of the parent and its workers.
+runs folded) and word recall (share of the page's words, with repeats, that OCR found; a word is
+a run of letters and digits, as the ISRI OCR evaluation tools count them, so a table of
+contents' dot leaders are not words). Page CER depends on the order the layout reader gives both
+texts; "line CER" does not: each OCR line is compared with the born-digital words whose centres
+lie in its box, in order along the line, and born-digital words in no OCR line count as deleted
+(not for skewed scans, whose lines are not boxes on the original page). Box agreement: the share
+of OCR words whose box centre lies within 3 points of the same word on the born-digital page.
+Speed is pages per second of OCR with N worker processes (default: one per core) and a cold
+cache; memory is the peak resident size of the parent and its workers.
 
 With --retrieval, the questions of bench/qa/docsym_qa.jsonl whose documents have at most 40
 pages are asked (hybrid search) over an index of 150-dpi scans of those documents and over one
@@ -27,6 +32,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -57,11 +63,15 @@ SETTINGS = [  # name, dpi, turn, skew
     ("150 dpi, skewed 2", 150, 0, 2.0),
 ]
 NEAR = 3.0  # points
+WORD = re.compile(r"[^\W_]+")  # letters and digits
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--retrieval", action="store_true")
+    parser.add_argument(
+        "--retrieval-only", action="store_true", help="skip the accuracy rows (slow: 80 pages)"
+    )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="docsym-ocr-bench-"))
@@ -71,17 +81,17 @@ def main() -> None:
         f"{args.workers} OCR workers\n"
     )
     print(
-        f"{'setting':22} {'CER':>6} {'word recall':>11} {'boxes<=3pt':>10} "
+        f"{'setting':22} {'CER':>6} {'line CER':>8} {'word recall':>11} {'boxes<=3pt':>10} "
         f"{'pages/s':>8} {'peak MB':>8}"
     )
-    for name, dpi, turn, skew in SETTINGS:
+    for name, dpi, turn, skew in [] if args.retrieval_only else SETTINGS:
         _quality_row(name, dpi, turn, skew, truth, work, args.workers)
-    if args.retrieval:
+    if args.retrieval or args.retrieval_only:
         _retrieval(work, args.workers)
 
 
 def _quality_row(name, dpi, turn, skew, truth, work: Path, workers: int) -> None:
-    chars = errors = found = words = near = matched = 0
+    chars = errors = found = words = near = matched = line_errors = line_chars = 0
     seconds = 0.0
     pages = 0
     with _PeakMemory() as memory:
@@ -104,17 +114,20 @@ def _quality_row(name, dpi, turn, skew, truth, work: Path, workers: int) -> None
                 want, got = truth[doc_name][number], _fold(page.text)
                 chars += len(want)
                 errors += Levenshtein.distance(got, want)
-                expected = Counter(want.lower().split())
+                expected = _words(want)
                 words += sum(expected.values())
-                found += sum((expected & Counter(got.lower().split())).values())
+                found += sum((expected & _words(got)).values())
             if not skew:
-                n, m = _box_agreement(CORPUS / doc_name, numbers, scan, turn, pool)
-                near += n
-                matched += m
+                agreement = _positional(CORPUS / doc_name, numbers, scan, turn, pool)
+                near += agreement.near
+                matched += agreement.matched
+                line_errors += agreement.line_errors
+                line_chars += agreement.line_chars
         pool.close()
     boxes = f"{near / matched:.3f}" if matched else "-"
+    line_cer = f"{line_errors / line_chars:.3f}" if line_chars else "-"
     print(
-        f"{name:22} {errors / chars:6.3f} {found / words:11.3f} {boxes:>10} "
+        f"{name:22} {errors / chars:6.3f} {line_cer:>8} {found / words:11.3f} {boxes:>10} "
         f"{pages / seconds:8.2f} {memory.peak_mb:8.0f}",
         flush=True,
     )
@@ -128,38 +141,70 @@ def _fold(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def _box_agreement(source: Path, numbers, scan: Path, turn: int, pool) -> tuple[int, int]:
-    """OCR words (from the text layer OCR wrote, cached by now) whose centre lies within NEAR
-    points of the same word on the born-digital page, and how many OCR words found a match."""
+def _words(text: str) -> Counter:
+    return Counter(word.lower() for word in WORD.findall(text))
+
+
+@dataclass
+class _Agreement:
+    near: int = 0  # OCR words within NEAR points of the same born-digital word
+    matched: int = 0  # OCR words that have a born-digital namesake on the page
+    line_errors: int = 0  # edits from OCR lines to the born-digital words in their boxes
+    line_chars: int = 0
+
+
+def _positional(source: Path, numbers, scan: Path, turn: int, pool) -> _Agreement:
+    """Box agreement and line CER of a scan's pages (read from the OCR cache by now)."""
     original = pymupdf.open(source)
     doc = open_pdf(scan)
     outcome = ocr_document(doc, OcrRun(pool))
-    near = matched = 0
+    result = _Agreement()
     for index, number in enumerate(numbers):
         page = doc[index]
+        # OCR text sits on the page as turned to read it; to_shown maps to the scan as shown.
         to_shown = outcome.pages[index + 1].to_shown if index + 1 in outcome.pages else None
-        truth: dict[str, list[tuple[float, float]]] = {}
+        to_layer = ~to_shown if to_shown else pymupdf.Identity
         height = original[number - 1].rect.height
+        truth = []  # born-digital words: text and centre in the OCR text layer's frame
         for x0, y0, x1, y1, word, *_ in original[number - 1].get_text("words"):
             cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
             if turn == 90:  # the scan shows the page turned clockwise
                 cx, cy = height - cy, cx
-            truth.setdefault(word, []).append((cx, cy))
-        for x0, y0, x1, y1, word, *_ in page.get_text("words"):
-            if word not in truth:
-                continue
-            rect = (
-                pymupdf.Rect(x0, y0, x1, y1) * to_shown
-                if to_shown
-                else pymupdf.Rect(x0, y0, x1, y1)
-            )
-            cx, cy = (rect.x0 + rect.x1) / 2, (rect.y0 + rect.y1) / 2
-            matched += 1
-            nearest = min(((cx - tx) ** 2 + (cy - ty) ** 2) ** 0.5 for tx, ty in truth[word])
-            near += nearest <= NEAR
+            truth.append((word, pymupdf.Point(cx, cy) * to_layer))
+        _score_words(page, truth, result)
+        _score_lines(page, truth, result)
     doc.close()
     original.close()
-    return near, matched
+    return result
+
+
+def _score_words(page: pymupdf.Page, truth, result: _Agreement) -> None:
+    at: dict[str, list[pymupdf.Point]] = {}
+    for word, centre in truth:
+        at.setdefault(word, []).append(centre)
+    for x0, y0, x1, y1, word, *_ in page.get_text("words"):
+        if word in at:
+            centre = pymupdf.Point((x0 + x1) / 2, (y0 + y1) / 2)
+            result.matched += 1
+            result.near += min(abs(centre - other) for other in at[word]) <= NEAR
+
+
+def _score_lines(page: pymupdf.Page, truth, result: _Agreement) -> None:
+    taken = [False] * len(truth)
+    for block in page.get_text("dict")["blocks"]:
+        for line in block.get("lines", []):
+            box = pymupdf.Rect(line["bbox"])
+            text = _fold(" ".join(span["text"] for span in line["spans"]))
+            inside = [i for i, (_, centre) in enumerate(truth) if not taken[i] and centre in box]
+            for i in inside:
+                taken[i] = True
+            want = " ".join(truth[i][0] for i in sorted(inside, key=lambda i: truth[i][1].x))
+            result.line_errors += Levenshtein.distance(text, want)
+            result.line_chars += len(want)
+    for (word, _), used in zip(truth, taken, strict=True):
+        if not used:
+            result.line_errors += len(word) + 1
+            result.line_chars += len(word) + 1
 
 
 class _PeakMemory:
@@ -188,7 +233,7 @@ class _PeakMemory:
 
 def _retrieval(work: Path, workers: int) -> None:
     from indexer.pipeline import index_paths
-    from storage.store import Store
+    from storage.store import open_store
     from tools.evaluate import evaluate, load_qa
 
     items = [
@@ -211,7 +256,7 @@ def _retrieval(work: Path, workers: int) -> None:
         started = time.perf_counter()
         report = index_paths([root / f for f in files], index)
         took = time.perf_counter() - started
-        store = Store(index)
+        store = open_store(index)
         score = evaluate(store, items, ["hybrid"], depth=10)[0]
         store.close()
         print(

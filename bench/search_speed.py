@@ -299,10 +299,10 @@ def run_real_index(index_dir: Path, vec_table: str, query_count: int, seed: int)
 
 def run_tool_calls(index_dir: Path) -> None:
     """End-to-end latency of the search tools on a real index (query encoding included)."""
-    from storage.store import Store
+    from storage.store import open_store
     from tools.search import hybrid_search, vector_search
 
-    store = Store(index_dir)
+    store = open_store(index_dir)
     questions = [
         "How many participants took part in the controlled lab study?",
         "Which pretrained model initialises the question and passage encoders?",

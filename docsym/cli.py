@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from storage.paths import IndexNotFoundError, resolve_index_dir
+from storage.paths import IndexNotFoundError, is_store_url, resolve_index_dir
 from storage.settings import SettingsError, get_settings, reload_settings, settings_table
 
 err = Console(stderr=True)
@@ -51,11 +51,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(title="commands")
-    index_help = "index directory (default: $DOCSYM_INDEX or ./.docsym)"
+
+    def where(p: argparse.ArgumentParser) -> None:
+        """--index DIR or --store URL: the index a command works on."""
+        group = p.add_mutually_exclusive_group()
+        group.add_argument(
+            "--index",
+            dest="index_dir",
+            help="index directory (default: $DOCSYM_INDEX or ./.docsym)",
+        )
+        group.add_argument(
+            "--store",
+            default=None,
+            metavar="URL",
+            help="shared PostgreSQL store, postgresql://user@host/db (or $DOCSYM_STORE)",
+        )
 
     p = sub.add_parser("index", help="index the documents under the given files or folders")
     p.add_argument("paths", nargs="+", type=Path, help="files or folders (searched recursively)")
-    p.add_argument("--index", dest="index_dir", help=index_help)
+    where(p)
     p.add_argument("--prune", action="store_true", help="remove documents whose files are gone")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
@@ -73,18 +87,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_index)
 
     p = sub.add_parser("status", help="what the index holds")
-    p.add_argument("--index", dest="index_dir", help=index_help)
+    where(p)
     p.set_defaults(run=_cmd_status)
 
     p = sub.add_parser("sql", help="run one read-only SQL statement against the index")
     p.add_argument("sql")
-    p.add_argument("--index", dest="index_dir", help=index_help)
+    where(p)
     p.add_argument("--limit", type=int, default=50)
     p.set_defaults(run=_cmd_sql)
 
     p = sub.add_parser("search", help="hybrid (or single-collection) search over the index")
     p.add_argument("query")
-    p.add_argument("--index", dest="index_dir", help=index_help)
+    where(p)
     p.add_argument(
         "--view",
         action="append",
@@ -101,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="recall@k and MRR of gold pages for a QA set, per mode")
     p.add_argument("qa", type=Path, help="JSON lines: id, file, question, pages")
-    p.add_argument("--index", dest="index_dir", help=index_help)
+    where(p)
     p.add_argument("--modes", default="bm25,minilm,hybrid,classic")
     p.add_argument("--per-question", action="store_true", help="print each question's ranks")
     p.set_defaults(run=_cmd_eval)
@@ -114,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "arguments", nargs="*", metavar="NAME=VALUE", help="VALUE is JSON if it parses, else text"
     )
-    p.add_argument("--index", dest="index_dir", help=index_help)
+    where(p)
     p.add_argument("--list", action="store_true", help="list the tools and their arguments")
     p.add_argument("--json", action="store_true", help="print the structured result as JSON")
     p.set_defaults(run=_cmd_call)
@@ -132,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_compile)
 
     p = sub.add_parser("check", help="check the vector store matches the database")
-    p.add_argument("--index", dest="index_dir", help=index_help)
+    where(p)
     p.set_defaults(run=_cmd_check)
 
     p = sub.add_parser("schema", help="print the index schema with column descriptions")
@@ -142,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_settings)
 
     p = sub.add_parser("serve", help="serve the index over MCP (stdio or streamable HTTP)")
-    p.add_argument("--index", dest="index_dir", help=index_help)
+    where(p)
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="http: address to bind (default loopback)")
     p.add_argument("--port", type=int, default=8765, help="http: port (default 8765)")
@@ -171,13 +185,13 @@ def _cmd_index(args: argparse.Namespace) -> int:
     from indexer.pipeline import index_paths
     from storage.writer import IndexLockedError
 
-    index_dir = resolve_index_dir(args.index_dir)
+    target = _target(args)
     progress = _RichProgress(enabled=not args.quiet and err.is_terminal)
     try:
         with progress:
             report = index_paths(
                 args.paths,
-                index_dir,
+                target,
                 prune=args.prune,
                 progress=progress,
                 model_name=args.model,
@@ -186,11 +200,11 @@ def _cmd_index(args: argparse.Namespace) -> int:
     except (FileNotFoundError, IndexLockedError) as exc:
         err.print(f"[red]error[/]: {exc}")
         return 2
-    _print_report(report, index_dir)
+    _print_report(report, target)
     return 0 if report.ok else 1
 
 
-def _print_report(report, index_dir: Path) -> None:
+def _print_report(report, target: Path | str) -> None:
     for path, reason in report.failed:
         err.print(f"[red]failed[/] {path}: {reason}")
     for path in report.no_text:
@@ -198,7 +212,7 @@ def _print_report(report, index_dir: Path) -> None:
     for path, warning in report.warnings:
         err.print(f"[yellow]warning[/] {path}: {warning}")
     rate = report.pages / report.elapsed if report.elapsed else 0.0
-    summary = Table(title=f"docsym index → {index_dir}", show_header=False)
+    summary = Table(title=f"docsym index → {_shown(target)}", show_header=False)
     for label, value in (
         ("added", len(report.added)),
         ("updated", len(report.updated)),
@@ -276,7 +290,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     from tools.documents import index_status
 
     status = index_status(_store(args))
-    table = Table(title=f"docsym index {status.index_dir}")
+    table = Table(title=f"docsym index {status.index}")
     table.add_column("view")
     table.add_column("rows", justify="right")
     for name, count in status.row_counts.items():
@@ -467,17 +481,17 @@ def _cmd_settings(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    index_dir = resolve_index_dir(args.index_dir)
+    target = _target(args)
     if args.transport == "stdio":
         from mcp_server.server import serve_stdio
 
-        serve_stdio(index_dir)
+        serve_stdio(target)
         return 0
     from mcp_server.http import serve_http
 
     token = args.token or _secret(get_settings().token)
     # An empty DOCSYM_TOKEN means "no token", never "the empty string is the secret".
-    serve_http(index_dir, args.host, args.port, token or None, args.allowed_origins)
+    serve_http(target, args.host, args.port, token or None, args.allowed_origins)
     return 0
 
 
@@ -491,10 +505,28 @@ def _secret(value) -> str | None:
     return value.get_secret_value() if value is not None else None
 
 
-def _store(args: argparse.Namespace):
-    from storage.store import Store
+def _target(args: argparse.Namespace) -> Path | str:
+    """The store named by --store or $DOCSYM_STORE, else the index directory."""
+    url = args.store or (None if args.index_dir else get_settings().store)
+    if url:
+        if not is_store_url(url):
+            raise SystemExit(f"docsym: --store takes a postgresql:// URL, got {url!r}")
+        return url
+    return resolve_index_dir(args.index_dir)
 
-    return Store(resolve_index_dir(args.index_dir))
+
+def _shown(target: Path | str) -> str:
+    if isinstance(target, Path):
+        return str(target)
+    from storage.postgres.connect import redacted
+
+    return redacted(target)
+
+
+def _store(args: argparse.Namespace):
+    from storage.store import open_store
+
+    return open_store(_target(args))
 
 
 if __name__ == "__main__":

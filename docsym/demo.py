@@ -18,8 +18,8 @@ QUESTION = "What Recall@5 did RRF reach on the Maintenance split of the hybrid r
 ANSWER_SQL = (
     "SELECT c.text AS answer, c.row_path, c.col_path, t.label, t.doc_id, t.page_number, c.bbox "
     "FROM table_cells c JOIN tables t USING (table_id) "
-    "WHERE list_contains(c.row_path, 'RRF') AND list_contains(c.col_path, 'Recall@5') "
-    "AND list_contains(c.col_path, 'Maintenance') AND t.label = 'Table 1'"
+    "WHERE 'RRF' = ANY(c.row_path) AND 'Recall@5' = ANY(c.col_path) "
+    "AND 'Maintenance' = ANY(c.col_path) AND t.label = 'Table 1'"
 )
 
 console = Console(stderr=True)

@@ -10,10 +10,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-import numpy as np
-
 from indexer.discover import discover, doc_id_for, file_format, sha256_of
-from indexer.embedding import build_entries, embed_entries
 from indexer.errors import ParseError
 from indexer.graph import build_graph
 from indexer.model import ParsedDocument
@@ -22,14 +19,11 @@ from indexer.ocr.pages import OcrRun
 from indexer.ocr.pool import OcrCache, OcrPool
 from indexer.office import OFFICE_PARSERS
 from indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
+from indexer.sinks import Sink, ocr_cache_path, open_sink
 from indexer.summaries import LlmSummariser, summarise_document, summariser_from_settings
 from indexer.views import FileFacts, build_rows
-from storage.encoder import Encoder, get_encoder
-from storage.paths import IndexPaths
-from storage.rows import DocumentRows
+from storage.encoder import get_encoder
 from storage.settings import get_settings
-from storage.vectors import VectorStore
-from storage.writer import IndexWriter
 
 log = logging.getLogger(__name__)
 
@@ -75,96 +69,48 @@ class _Plan:
     is_update: bool
 
 
-class _Sinks:
-    """Where a document goes: the DuckDB writer and the vector store, kept in step."""
-
-    def __init__(self, writer: IndexWriter, vectors: VectorStore, encoder: Encoder) -> None:
-        self.writer = writer
-        self.vectors = vectors
-        self.encoder = encoder
-        self.llm: LlmSummariser | None = summariser_from_settings(get_settings())
-        self._collection_ready = False
-
-    def reconcile(self) -> set[str]:
-        """Undo what a killed run wrote to the vector store after the last publish, drop
-        entries of documents the database lacks; return the documents whose vectors are
-        missing, so they get indexed again."""
-        self.vectors.discard_unpublished(self.writer.published)
-        self.vectors.generation = self.writer.generation
-        in_db = {doc_id for doc_id, _ in self.writer.documents_by_path().values()}
-        self.vectors.remove_documents(self.vectors.doc_ids() - in_db)
-        return in_db - self.vectors.embedded_doc_ids(self.encoder.collection)
-
-    def write(
-        self,
-        rows: DocumentRows,
-        doc_id: str,
-        replaces: list[str],
-        known: dict[str, np.ndarray] | None = None,
-    ) -> None:
-        entries = build_entries(rows)
-        matrix = embed_entries(entries, rows, self.encoder, known)
-        if not self._collection_ready:
-            self.vectors.ensure_collection(
-                self.encoder.collection, self.encoder.model_name, self.encoder.dim
-            )
-            self._collection_ready = True
-        # Vectors first: the database never has a document whose entries are missing.
-        self.vectors.replace_documents(
-            [doc_id, *replaces], entries, {self.encoder.collection: matrix}
-        )
-        self.writer.replace_document(rows, replaces)
-
-    def remove(self, doc_ids: list[str]) -> None:
-        self.writer.remove_documents(doc_ids)
-        self.vectors.remove_documents(doc_ids)
-
-
 def index_paths(
     paths: list[Path],
-    index_dir: Path,
+    target: Path | str,
     *,
     prune: bool = False,
     progress: Progress | None = None,
     model_name: str | None = None,
     ocr: OcrMode | None = None,
 ) -> IndexReport:
-    """Index the files under ``paths`` into ``index_dir``; ``ocr`` overrides DOCSYM_OCR."""
+    """Index the files under ``paths`` into ``target``, an index directory or a
+    ``postgresql://`` store URL; ``ocr`` overrides DOCSYM_OCR."""
     started = time.perf_counter()
     progress = progress or Progress()
     report = IndexReport()
     files = discover(paths)
-    # Committed documents reach readers every publish_seconds (see storage/writer.py); the
-    # vector store is told each publish, so readers see the entries of that generation only.
-    index_dir.mkdir(parents=True, exist_ok=True)
-    vectors = VectorStore(IndexPaths(index_dir).vectors)
     settings = get_settings()
-    pool = OcrPool(
-        settings.ocr_workers or os.cpu_count() or 1, OcrCache(IndexPaths(index_dir).ocr_cache)
-    )
+    sink = open_sink(target, get_encoder(model_name))
+    pool = OcrPool(settings.ocr_workers or os.cpu_count() or 1, OcrCache(ocr_cache_path(target)))
     reading = OcrRun(pool, ocr or settings.ocr)
+    failed = True
     try:
-        publish_every = get_settings().publish_seconds
-        with IndexWriter(index_dir, publish_every, vectors.published) as writer:
-            sinks = _Sinks(writer, vectors, get_encoder(model_name))
-            stale = sinks.reconcile()
-            if writer.needs_reindex:
-                stale |= {doc_id for doc_id, _ in writer.documents_by_path().values()}
-            plans = _plan(files, writer.documents_by_path(), stale, report)
-            progress.start(len(plans))
-            for plan in plans:
-                progress.file_started(plan.path)
-                reading.on_page = partial(progress.ocr_page, plan.path)
-                pages = _index_one(plan, sinks, report, reading)
-                progress.file_done(plan.path, pages)
-            if prune:
-                _prune(sinks, report)
-            if writer.needs_reindex:
-                writer.reindex_done()
-        vectors.checkpoint()
+        stale = sink.stale()
+        if sink.needs_reindex:
+            stale |= {doc_id for doc_id, _ in sink.documents_by_path().values()}
+        plans = _plan(files, sink.documents_by_path(), stale, report)
+        progress.start(len(plans))
+        llm = summariser_from_settings(settings)
+        for plan in plans:
+            progress.file_started(plan.path)
+            reading.on_page = partial(progress.ocr_page, plan.path)
+            pages = _index_one(plan, sink, llm, report, reading)
+            progress.file_done(plan.path, pages)
+        if prune:
+            _prune(sink, report)
+        if sink.needs_reindex:
+            sink.reindex_done()
+        failed = False
     finally:
-        vectors.close()
-        pool.close()
+        try:
+            sink.close(failed)
+        finally:
+            pool.close()
     report.elapsed = time.perf_counter() - started
     return report
 
@@ -201,7 +147,9 @@ def _plan(
     return plans
 
 
-def _index_one(plan: _Plan, sinks: _Sinks, report: IndexReport, reading: OcrRun) -> int:
+def _index_one(
+    plan: _Plan, sink: Sink, llm: LlmSummariser | None, report: IndexReport, reading: OcrRun
+) -> int:
     path = str(plan.path)
     fmt = file_format(plan.path) or "pdf"  # explicitly named files are tried as PDF
     try:
@@ -214,11 +162,11 @@ def _index_one(plan: _Plan, sinks: _Sinks, report: IndexReport, reading: OcrRun)
         report.failed.append((path, f"internal error: {type(exc).__name__}: {exc}"))
         return 0
     facts = FileFacts(plan.doc_id, plan.path, plan.sha256, plan.path.stat().st_size)
-    summaries = summarise_document(parsed, llm=sinks.llm)
+    summaries = summarise_document(parsed, llm=llm)
     report.warnings.extend((path, f"LLM summariser: {e}") for e in summaries.llm_errors)
     views = build_rows(facts, parsed, summaries)
-    graph = build_graph(plan.doc_id, views, sinks.encoder.encode, sinks.encoder.dim)
-    sinks.write(views.merged(graph.rows), plan.doc_id, plan.replaces, known=graph.vectors)
+    graph = build_graph(plan.doc_id, views, sink.encoder.encode, sink.encoder.dim)
+    sink.write(views.merged(graph.rows), plan.doc_id, plan.replaces, known=graph.vectors)
     (report.updated if plan.is_update else report.added).append(path)
     if NO_TEXT_WARNING in parsed.warnings:
         report.no_text.append(path)
@@ -231,8 +179,8 @@ def _index_one(plan: _Plan, sinks: _Sinks, report: IndexReport, reading: OcrRun)
     return len(parsed.pages)
 
 
-def _prune(sinks: _Sinks, report: IndexReport) -> None:
-    known = sinks.writer.documents_by_path().items()
+def _prune(sink: Sink, report: IndexReport) -> None:
+    known = sink.documents_by_path().items()
     gone = [(p, doc_id) for p, (doc_id, _) in known if not Path(p).exists()]
-    sinks.remove([doc_id for _, doc_id in gone])
+    sink.remove([doc_id for _, doc_id in gone])
     report.removed.extend(p for p, _ in gone)

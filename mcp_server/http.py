@@ -41,17 +41,17 @@ WILDCARD_HOSTS = ("", "0.0.0.0", "::")
 
 
 def http_app(
-    index_dir: Path,
+    index: Path | str,
     host: str = "127.0.0.1",
     port: int = 8765,
     token: str | None = None,
     allowed_origins: list[str] | None = None,
 ) -> ASGIApp:
-    """The ASGI app serving ``index_dir`` at ``/mcp``; run it with its lifespan (uvicorn does)."""
+    """The ASGI app serving ``index`` at ``/mcp``; run it with its lifespan (uvicorn does)."""
     if token is not None and not token.strip():
         raise ValueError("the bearer token is empty; pass a real secret or none at all")
     warn_if_exposed(host, token)
-    server = build_server(index_dir)
+    server = build_server(index)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         max_request_body_size=MAX_BODY_BYTES,
@@ -63,7 +63,7 @@ def http_app(
 
 
 def serve_http(
-    index_dir: Path,
+    index: Path | str,
     host: str = "127.0.0.1",
     port: int = 8765,
     token: str | None = None,
@@ -73,7 +73,7 @@ def serve_http(
     import uvicorn
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
-    app = http_app(index_dir, host, port, token, allowed_origins)
+    app = http_app(index, host, port, token, allowed_origins)
     auth = "bearer token required" if token else "no token"
     print(f"docsym MCP at http://{_host_port(host, port)}{MCP_PATH} ({auth})", file=sys.stderr)
     config = uvicorn.Config(

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from storage.encoder import get_encoder
 from storage.paths import IndexNotFoundError
-from storage.store import Store
+from storage.store import Store, open_store
 from storage.values import MAX_MESSAGE_CHARS, echo, scrub
 from tools import documents, guide, outline
 from tools.errors import ToolError
@@ -85,8 +85,8 @@ def _crash_text(name: str, cause: BaseException | None) -> str:
     return f"{name} could not answer: {type(cause).__name__}: {scrub(str(cause))}"
 
 
-def build_server(index_dir: Path) -> MCPServer:
-    store = Store(index_dir)
+def build_server(index: Path | str) -> MCPServer:
+    store = open_store(index)
     server = DocsymServer(name="docsym", instructions=INSTRUCTIONS)
     get_encoder().warm_up()  # the first search should not wait for the model
     for spec in TOOLS:
@@ -220,6 +220,6 @@ def _add_prompts(server: MCPServer, store: Store) -> None:
         return guide.recap_prompt(question)
 
 
-def serve_stdio(index_dir: Path) -> None:
+def serve_stdio(index: Path | str) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    build_server(index_dir).run("stdio")
+    build_server(index).run("stdio")

@@ -11,7 +11,6 @@ from pydantic import BaseModel
 
 from storage.schema import encodable_columns, keyword_columns, table
 from storage.store import Store
-from storage.vectors import vec_table
 
 
 class Consistency(BaseModel):
@@ -39,23 +38,14 @@ def check(store: Store, sample: int = 20) -> Consistency:
         non_empty = f"{c} IS NOT NULL AND length(trim(CAST({c} AS VARCHAR))) > 0"
         rows = con.execute(f"SELECT {key} FROM {t} WHERE {non_empty}").fetchall()
         expected.update((t, c, r[0]) for r in rows)
-    vectors = store._vectors()  # noqa: SLF001 (the checker is storage's own)
-    visible = store.visible()
-    found = {
-        (t, c, pk): i
-        for i, t, c, pk in vectors.execute(
-            f"SELECT id, table_name, column_name, primary_key FROM entries e WHERE {visible}"
-        )
-    }
-    (hidden,) = vectors.execute(f"SELECT count(*) FROM entries e WHERE NOT {visible}").fetchone()
+    found = {key: i for i, key in store.entry_keys(store.visible(), []).items()}
     lacking: dict[str, int] = {}
     ids = set(found.values())
     keyword = keyword_columns()
     keyword_ids = {i for (t, c, _), i in found.items() if (t, c) in keyword}
-    for name, (kind, _, _) in store.collections().items():
-        source = "bm25" if kind == "fts5" else vec_table(name)
-        present = {r[0] for r in vectors.execute(f"SELECT rowid FROM {source}")}
-        lacking[name] = len((keyword_ids if kind == "fts5" else ids) - present)
+    for name in store.collections():
+        wanted = keyword_ids if name == "bm25" else ids
+        lacking[name] = len(wanted - store.collection_ids(name))
     missing = sorted(f"{t}.{c}:{pk}" for t, c, pk in expected - found.keys())
     orphans = sorted(f"{t}.{c}:{pk}" for t, c, pk in found.keys() - expected)
     return Consistency(
@@ -66,5 +56,5 @@ def check(store: Store, sample: int = 20) -> Consistency:
         missing=missing[:sample],
         orphans=orphans[:sample],
         collections=lacking,
-        unpublished=hidden,
+        unpublished=store.hidden_entries(),
     )

@@ -1,4 +1,5 @@
-"""Where an index lives: one directory holding the DuckDB file and the vector store."""
+"""Where an index lives: one directory holding the DuckDB file and the vector store, or a
+shared PostgreSQL store named by its URL."""
 
 from __future__ import annotations
 
@@ -7,6 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from storage.settings import get_settings
+
+STORE_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_store_url(target: object) -> bool:
+    """Whether ``target`` names a shared PostgreSQL store rather than an index directory."""
+    return isinstance(target, str) and target.startswith(STORE_SCHEMES)
 
 
 class IndexNotFoundError(FileNotFoundError):

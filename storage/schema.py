@@ -13,6 +13,7 @@ Conventions stated once for every table:
   id from the ``doc_id`` and the item's position in the document.
 """
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated
 
@@ -233,7 +234,7 @@ class TableRow(Row):
 
 @view(
     "table_cells",
-    "Every cell of every table, with its header paths. Find a value by path, e.g. list_contains(col_path, 'TREC') AND list_contains(row_path, 'BM25 + DPR').",
+    "Every cell of every table, with its header paths. Find a value by path, e.g. 'TREC' = ANY(col_path) AND 'BM25 + DPR' = ANY(row_path).",
     "every cell with its row_path/col_path headers",
     indexes=("table_id", "doc_id"),
 )
@@ -516,12 +517,13 @@ def keyword_columns() -> set[tuple[str, str]]:
     return {(t.name, c.name) for t in TABLES for c in t.columns if c.encodable and c.keyword}
 
 
-def create_table(t: Table) -> list[str]:
-    """CREATE statements for one table and its indexes (idempotent)."""
+def create_table(t: Table, sql_type: Callable[[str], str] = str) -> list[str]:
+    """CREATE statements for one table and its indexes (idempotent); ``sql_type`` names a
+    column type in another engine's words."""
     cols = []
     for c in t.columns:
         constraint = " PRIMARY KEY" if c.primary_key else ("" if c.nullable else " NOT NULL")
-        cols.append(f"{c.name} {c.type}{constraint}")
+        cols.append(f"{c.name} {sql_type(c.type)}{constraint}")
     statements = [f"CREATE TABLE IF NOT EXISTS {t.name} ({', '.join(cols)})"]
     statements += [
         f"CREATE INDEX IF NOT EXISTS idx_{t.name}_{column} ON {t.name} ({column})"
@@ -534,9 +536,9 @@ def comments() -> list[str]:
     """COMMENT ON statements: every table's and column's description, in the database too."""
     statements = []
     for t in TABLES:
-        statements.append(f"COMMENT ON TABLE {t.name} IS {_sql_str(t.description)}")
+        statements.append(f"COMMENT ON TABLE {t.name} IS {sql_str(t.description)}")
         for c in t.columns:
-            statements.append(f"COMMENT ON COLUMN {t.name}.{c.name} IS {_sql_str(c.description)}")
+            statements.append(f"COMMENT ON COLUMN {t.name}.{c.name} IS {sql_str(c.description)}")
     return statements
 
 
@@ -550,7 +552,7 @@ def ddl() -> list[str]:
     return statements + comments()
 
 
-def _sql_str(text: str) -> str:
+def sql_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -567,10 +569,12 @@ def compact() -> str:
     return "\n".join(lines)
 
 
-def describe() -> str:
-    """The schema as text for clients: tables, columns with types and descriptions, encodable."""
+def describe(dialect: str = "DuckDB") -> str:
+    """The schema as text for clients: tables, columns with types and descriptions, encodable.
+    ``dialect`` names the SQL that ``run_sql`` takes (types are shown as DuckDB names them;
+    on PostgreSQL VARCHAR is text and DOUBLE double precision)."""
     lines = [
-        "# docsym index schema (DuckDB)",
+        f"# docsym index schema ({dialect} SQL)",
         "",
         f"Conventions: page_number is 1-based; bbox is {BBOX_NOTE}. "
         "Ids are stable across re-indexing. Columns marked [encodable] are also in the vector store.",

@@ -25,6 +25,16 @@ class Settings(BaseSettings):
         default=Path(".docsym"),
         description="Index directory used when a command gets no --index.",
     )
+    store: str | None = Field(
+        default=None,
+        description="A shared PostgreSQL store (postgresql://user@host/db) that `docsym index` "
+        "and `docsym serve` use instead of the index directory when they get no --store.",
+    )
+    pg_reader_password: SecretStr | None = Field(
+        default=None,
+        description="Shared store: password of the read-only role (docsym_reader) that runs "
+        "client SQL; none where the server trusts local connections.",
+    )
     publish_seconds: float = Field(
         default=30.0,
         ge=0,

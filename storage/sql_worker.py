@@ -62,7 +62,7 @@ def _answer(reader: IndexReader, request: dict[str, Any]) -> dict[str, Any]:
             raise SqlRefused(
                 f"{len(columns)} columns selected, at most {MAX_COLUMNS}: name the columns you need"
             )
-        rows, more = _bounded_rows(cursor, int(request["limit"]))
+        rows, more = bounded_rows(cursor, int(request["limit"]))
         return {"columns": columns, "rows": rows, "more": more}
     except SqlRefused as exc:
         return {"error": str(exc), "limit": None}
@@ -74,7 +74,7 @@ def _answer(reader: IndexReader, request: dict[str, Any]) -> dict[str, Any]:
         return {"error": str(exc), "limit": None}
 
 
-def _bounded_rows(cursor: duckdb.DuckDBPyConnection, limit: int) -> tuple[list[list], bool]:
+def bounded_rows(cursor: duckdb.DuckDBPyConnection, limit: int) -> tuple[list[list], bool]:
     """Up to ``limit`` rows, fetched in small batches and cut when the reply grows too big."""
     rows: list[list] = []
     size = 0

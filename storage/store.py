@@ -1,39 +1,36 @@
-"""The one interface tools use to reach an index: the DuckDB views and the vector collections.
+"""The one interface tools use to reach an index: the views (by SQL) and the vector collections.
 
-Tools never open files or connections themselves; they ask a ``Store`` for a DuckDB cursor, for
-BM25 or dense candidates from ``vectors.sqlite``, and for entry metadata. A server-grade backend
-(Postgres/pgvector, Qdrant) would be another implementation of these few methods.
+Tools never open files or connections themselves; they ask a ``Store`` for a cursor over the
+views, for BM25 or dense candidates, and for entry metadata. Two backends implement it:
 
-Dense search runs on an in-memory ``VectorIndex`` built from the sqlite-vec table (the store of
-record) and rebuilt when an indexer commits new vectors (SQLite's ``data_version`` changes).
+- ``DirectoryStore`` (``storage/directory_store.py``): an index directory, DuckDB and
+  ``vectors.sqlite``; the default, for one person's folder.
+- ``PostgresStore`` (``storage/postgres/store.py``): a shared PostgreSQL database with pgvector,
+  for teams; any number of servers answer from it.
 
-Every read of ``vectors.sqlite`` keeps to the entries of the DuckDB generation being read
-(``storage/generations.py``): an indexer killed between writing a document's vectors and
-publishing its rows leaves entries no tool shows.
+The SQL tools issue is written once for both: ``?`` placeholders (or ``$name`` with a dict),
+``x = ANY(?)`` for membership in a list, and functions both engines have. ``dialect`` names the
+engine a client's own SQL (``run_sql``) is written for.
 """
 
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Literal, TypeVar
 
-import apsw
 import numpy as np
 
-from language.terms import search_words
-from storage import generations
 from storage.encoder import Encoder, get_encoder
-from storage.paths import IndexNotFoundError, IndexPaths
-from storage.reader import IndexReader
-from storage.settings import get_settings
-from storage.sql_pool import SqlLimits, SqlPool, SqlRows
-from storage.vector_index import VectorIndex, load_from_sqlite
-from storage.vectors import BM25, Entry, connect, vec_table
+from storage.paths import is_store_url
+from storage.sql_pool import SqlRows
+from storage.vectors import Entry
 
 T = TypeVar("T")
+Dialect = Literal["duckdb", "postgresql"]
 
 
 @dataclass(frozen=True)
@@ -43,172 +40,103 @@ class EntryRow(Entry):
     id: int
 
 
-class Store:
-    def __init__(self, root: Path, model_name: str | None = None) -> None:
-        self.paths = IndexPaths(root)
-        self.reader = IndexReader(root)
-        self._model_name = model_name
-        self._lock = threading.RLock()
-        self._con: apsw.Connection | None = None
-        self._identity: tuple[int, int] | None = None
-        self._stamped = False  # the vector store has generation stamps (schema 2)
-        self._dense: dict[str, tuple[tuple[int, int], VectorIndex]] = {}
-        self._derived: dict[str, tuple[tuple, object]] = {}
-        self._sql_pool: SqlPool | None = None
+class Store(ABC):
+    dialect: Dialect
 
-    # -- DuckDB ------------------------------------------------------------------------------
-    def sql(self):
-        """A cursor for the tools' own queries (fixed SQL with parameters)."""
-        return self.reader.connection()
+    def __init__(self, model_name: str | None = None) -> None:
+        self._model_name = model_name  # overrides the model a collection was written with
+        self._derived: dict[str, tuple[object, Any]] = {}
+        self._derived_lock = threading.Lock()
 
+    @property
+    @abstractmethod
+    def location(self) -> str:
+        """Where the index is, for status and messages (no password)."""
+
+    # -- the views ---------------------------------------------------------------------------
+    @abstractmethod
+    def sql(self) -> Any:
+        """A cursor for the tools' own queries: ``execute(sql, params)``, ``fetchone``,
+        ``fetchall``, ``description``."""
+
+    @abstractmethod
     def client_sql(self, sql: str, limit: int) -> SqlRows:
-        """Run a client's statement in a worker process bounded in time and memory."""
-        with self._lock:
-            if self._sql_pool is None:
-                s = get_settings()
-                limits = SqlLimits(
-                    s.sql_seconds, s.sql_memory_mb, s.sql_workers, s.sql_wait_seconds
-                )
-                self._sql_pool = SqlPool(self.paths.root, limits)
-            pool = self._sql_pool
-        return pool.run(sql, limit)
+        """Run a client's statement, read-only and bounded in time, memory and size."""
 
-    # -- vectors.sqlite ----------------------------------------------------------------------
-    def _vectors(self) -> apsw.Connection:
-        try:
-            st = self.paths.vectors.stat()
-        except FileNotFoundError:
-            raise IndexNotFoundError(
-                f"no vector store at {self.paths.vectors}: run `docsym index PATH --index "
-                f"{self.paths.root}`"
-            ) from None
-        identity = (st.st_ino, st.st_dev)
-        if self._con is None or identity != self._identity:
-            if self._con is not None:
-                self._con.close()
-            self._con = connect(self.paths.vectors, readonly=True)
-            self._identity = identity
-            self._dense.clear()
-            columns = {r[1] for r in self._con.execute("PRAGMA table_info(entries)")}
-            self._stamped = "born" in columns
-        return self._con
-
+    # -- the vector collections --------------------------------------------------------------
+    @abstractmethod
     def visible(self, alias: str = "e") -> str:
-        """SQL condition on ``entries``: those of the published DuckDB generation."""
-        self._vectors()
-        if not self._stamped:  # written before stamps: every entry is live
-            return "1"
-        return generations.visible(self.reader.published(), alias)
+        """SQL condition on ``entries``: the entries readers may see now."""
 
+    @abstractmethod
     def collections(self) -> dict[str, tuple[str, str | None, int | None]]:
-        with self._lock:
-            rows = self._vectors().execute("SELECT name, kind, model, dim FROM collections")
-            return {name: (kind, model, dim) for name, kind, model, dim in rows}
+        """name -> (kind, model, dimension)."""
 
     def encoder_for(self, collection: str) -> Encoder:
         kind, model, _ = self.collections()[collection]
         return get_encoder(self._model_name or model)
 
-    def fts(self, query: str, where: str = "1", params: list | None = None, limit: int = 50):
-        """BM25 candidates: [(entry id, score)] best first (score = -bm25, higher is better)."""
-        terms = search_words(query)  # quoted below: no query syntax reaches MATCH
-        if not terms:
-            return []
-        match = " OR ".join(f'"{t}"' for t in terms)
-        with self._lock:
-            sql = (
-                f"SELECT {BM25}.rowid, -bm25({BM25}) FROM {BM25} "
-                f"JOIN entries e ON e.id = {BM25}.rowid WHERE {BM25} MATCH ? "
-                f"AND ({where}) AND {self.visible()} ORDER BY bm25({BM25}) LIMIT ?"
-            )
-            return list(self._vectors().execute(sql, [match, *(params or []), limit]))
+    @abstractmethod
+    def fts(
+        self, query: str, where: str = "1=1", params: list | None = None, limit: int = 50
+    ) -> list[tuple[int, float]]:
+        """BM25 candidates: [(entry id, score)] best first, higher is better."""
 
+    @abstractmethod
     def dense(
         self,
         collection: str,
         vector: np.ndarray,
-        where: str = "1",
+        where: str = "1=1",
         params: list | None = None,
         limit: int = 50,
     ) -> list[tuple[int, float]]:
-        """Nearest entries by cosine similarity: [(entry id, similarity)] best first."""
-        with self._lock:
-            index = self._dense_index(collection)
-            subset = None
-            if where != "1":
-                rows = self._vectors().execute(
-                    f"SELECT id FROM entries e WHERE ({where}) AND {self.visible()}", params or []
-                )
-                subset = np.fromiter((r[0] for r in rows), dtype=np.int64)
-                if subset.size == 0:
-                    return []
-            ids, scores = index.search(vector, limit, subset=subset)
-            return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
+        """Nearest entries by cosine similarity: [(entry id, similarity)] best first; with a
+        filter, still its ``limit`` hits when that many match."""
 
+    @abstractmethod
     def similarities(self, collection: str, vector: np.ndarray, ids: np.ndarray) -> np.ndarray:
-        """Cosine similarity of ``vector`` to each entry of ``ids`` (in order; 0 if it has none)."""
-        with self._lock:
-            return self._dense_index(collection).similarities(vector, ids)
+        """Cosine similarity of ``vector`` to each entry of ``ids`` (in order; 0 if none)."""
 
-    def _dense_index(self, collection: str) -> VectorIndex:
-        """The collection's vectors of the published generation, loaded once per change."""
-        con = self._vectors()
-        version = (con.execute("PRAGMA data_version").fetchone()[0], self.reader.published())
-        cached = self._dense.get(collection)
-        if cached is None or cached[0] != version:
-            index = load_from_sqlite(con, vec_table(collection))
-            if self._stamped:
-                hidden = con.execute(f"SELECT id FROM entries e WHERE NOT {self.visible()}")
-                index = index.without(np.fromiter((r[0] for r in hidden), dtype=np.int64))
-            self._dense[collection] = (version, index)
-        return self._dense[collection][1]
+    @abstractmethod
+    def entries(self, ids: list[int]) -> dict[int, EntryRow]: ...
 
-    def entries(self, ids: list[int]) -> dict[int, EntryRow]:
-        if not ids:
-            return {}
-        marks = ", ".join("?" * len(ids))
-        with self._lock:
-            rows = self._vectors().execute(
-                "SELECT table_name, column_name, primary_key, doc_id, page_number, text, id "
-                f"FROM entries WHERE id IN ({marks})",
-                ids,
-            )
-            return {r[-1]: EntryRow(*r) for r in rows}
-
+    @abstractmethod
     def entry_keys(self, where: str, params: list) -> dict[int, tuple[str, str, str]]:
         """id -> (table_name, column_name, primary_key) of the entries matching ``where``."""
-        with self._lock:
-            rows = self._vectors().execute(
-                "SELECT id, table_name, column_name, primary_key FROM entries e "
-                f"WHERE ({where}) AND {self.visible()}",
-                params,
-            )
-            return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    @abstractmethod
+    def entry_ids(self, where: str, params: list) -> list[int]: ...
+
+    @abstractmethod
+    def collection_ids(self, collection: str) -> set[int]:
+        """The entry ids a collection holds (keyword index or vectors), for ``docsym check``."""
+
+    def hidden_entries(self) -> int:
+        """Entries written but not yet visible to readers (none where writes are atomic)."""
+        return 0
+
+    # -- structures built from the index -----------------------------------------------------
+    @abstractmethod
+    def version(self) -> object:
+        """Changes whenever what readers see changes."""
 
     def derived(self, name: str, build: Callable[[Store], T]) -> T:
         """A structure built from the index (e.g. the entity graph), kept until the index
-        changes: rebuilt when a new DuckDB generation or new vectors are published."""
-        generation = (self.reader.generation(), self._vector_generation())
-        with self._lock:
+        changes. Only a cache: any server rebuilds it from the store."""
+        version = self.version()
+        with self._derived_lock:
             cached = self._derived.get(name)
-            if cached is not None and cached[0] == generation:
+            if cached is not None and cached[0] == version:
                 return cached[1]
         value = build(self)
-        with self._lock:
-            self._derived[name] = (generation, value)
+        with self._derived_lock:
+            self._derived[name] = (version, value)
         return value
 
-    def _vector_generation(self) -> tuple:
-        with self._lock:
-            con = self._vectors()
-            return (self._identity, con.execute("PRAGMA data_version").fetchone()[0])
-
-    def entry_ids(self, where: str, params: list) -> list[int]:
-        with self._lock:
-            rows = self._vectors().execute(
-                f"SELECT id FROM entries e WHERE ({where}) AND {self.visible()}", params
-            )
-            return [r[0] for r in rows]
+    # -- lifecycle ---------------------------------------------------------------------------
+    @abstractmethod
+    def close(self) -> None: ...
 
     def __enter__(self) -> Store:
         return self
@@ -216,12 +144,13 @@ class Store:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def close(self) -> None:
-        with self._lock:
-            if self._con is not None:
-                self._con.close()
-                self._con = None
-            if self._sql_pool is not None:
-                self._sql_pool.close()
-                self._sql_pool = None
-            self.reader.close()
+
+def open_store(target: Path | str, model_name: str | None = None) -> Store:
+    """The store at an index directory or a ``postgresql://`` URL."""
+    if is_store_url(target):
+        from storage.postgres.store import PostgresStore
+
+        return PostgresStore(str(target), model_name)
+    from storage.directory_store import DirectoryStore
+
+    return DirectoryStore(Path(target), model_name)

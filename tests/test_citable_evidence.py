@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters
 
 from indexer.pdf.parser import parse_pdf
 from indexer.pipeline import index_paths
-from storage.store import Store
+from storage.store import Store, open_store
 from tests import pdf_factory
 from tests.conftest import REPO, doc_id_of
 from tools.errors import NotFoundError
@@ -81,7 +81,7 @@ def test_page_labels_from_the_pdf_and_from_printed_numbers(tmp_path: Path) -> No
 
 
 def test_hits_cite_the_answering_sentence(sample_index: Path) -> None:
-    store = Store(sample_index)
+    store = open_store(sample_index)
     question = "How many candidates does each retriever give the hybrids?"
     result = hybrid_search(store, question, limit=5)
     chunk = next(h for h in result.hits if h.table_name in ("chunks", "pages"))
@@ -96,7 +96,7 @@ def test_hits_cite_the_answering_sentence(sample_index: Path) -> None:
 
 
 def test_read_passage_reads_on_with_boxes(sample_index: Path) -> None:
-    store = Store(sample_index)
+    store = open_store(sample_index)
     (chunk_id,) = (
         store.sql()
         .execute(
@@ -209,7 +209,7 @@ def test_index_upgrade_from_schema_2_fills_the_new_views(tmp_path: Path) -> None
 def test_view_page_highlights_cited_ids(sample_index: Path) -> None:
     from tools.pages import view_page
 
-    store = Store(sample_index)
+    store = open_store(sample_index)
     hit = hybrid_search(store, "How many candidates does each retriever give the hybrids?").hits[0]
     plain = view_page(store, hit.doc_id, hit.page_number, dpi=72)
     marked = view_page(store, hit.doc_id, hit.page_number, dpi=72, highlight_ids=hit.cited)

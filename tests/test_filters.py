@@ -29,7 +29,7 @@ TEXT_FIELDS = [name for name, kind in FIELDS.items() if kind == "text"]
 
 # Everything the compiler may emit; any other text in the SQL came from the input.
 _SQL_VOCABULARY = re.compile(
-    r"ESCAPE '\\'|\b(?:AND|OR|NOT|IN|LIKE|IS|NULL|1|"
+    r"ESCAPE '\\'|\b(?:AND|OR|NOT|IN|LIKE|IS|NULL|TRUE|"
     + "|".join(FIELDS)
     + r")\b|<>|<=|>=|[=<>?(),\s]"
 )
@@ -127,7 +127,7 @@ def test_compile_with_alias_prefixes_every_column() -> None:
 def test_blank_filter_matches_everything(text: str) -> None:
     flt = parse_filter(text)
     assert flt.matches_everything
-    assert (flt.sql, flt.params) == ("1", [])
+    assert (flt.sql, flt.params) == ("TRUE", [])
     assert _rows(text) == [1, 2, 3, 4]
 
 

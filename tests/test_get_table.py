@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from storage.store import Store
+from storage.store import Store, open_store
 from tools.errors import NotFoundError, ToolError
 from tools.sql import run_sql
 from tools.tables import FORMATS, get_table, lookup_cells
@@ -182,7 +182,7 @@ def test_lookup_cells_checks_its_arguments(sample_store: Store, report_table_1: 
 def test_dpr_table_2_value_by_paths(corpus_index, corpus_db):
     from tests.conftest import doc_id_of
 
-    store = Store(corpus_index[0])
+    store = open_store(corpus_index[0])
     dpr = doc_id_of(corpus_db, "2004.04906v3_dpr.pdf")
     (dpr_table_2,) = corpus_db.execute(
         "SELECT table_id FROM tables WHERE doc_id = ? AND label = 'Table 2'", [dpr]
@@ -199,7 +199,7 @@ def test_table_structure_doubts_reach_the_client(corpus_index, corpus_db):
     not."""
     from tests.conftest import doc_id_of
 
-    store = Store(corpus_index[0])
+    store = open_store(corpus_index[0])
     hydrology = doc_id_of(corpus_db, "jhydrol_2005_flow_duration_curves.pdf")
     (sideways,) = corpus_db.execute(
         "SELECT table_id FROM tables WHERE doc_id = ? AND label = 'Table 1'", [hydrology]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from storage.store import Store
+from storage.store import open_store
 from tests.conftest import DEV_QA, doc_id_of
 from tools.entities import find_entities
 from tools.errors import NotFoundError, ToolError
@@ -116,7 +116,7 @@ def test_graph_is_cached_until_the_index_changes(tmp_path: Path) -> None:
     _entity_pdf(folder / "a.pdf", "Our Dense Passage Retriever (DPR) beats BM25 on TriviaQA.")
     index = tmp_path / "index"
     index_paths([folder], index)
-    store = Store(index)
+    store = open_store(index)
     try:
         first = entity_graph(store)
         assert entity_graph(store) is first

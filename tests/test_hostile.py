@@ -19,7 +19,7 @@ from mcp import Client
 from storage.consistency import check
 from storage.encoder import get_encoder
 from storage.sql_pool import SqlFailed, SqlLimits, SqlPool, SqlStopped
-from storage.store import Store
+from storage.store import open_store
 from storage.vectors import Entry, VectorStore
 from tests.hostile_cases import HUGE_STRING_SQL, SLOW_SQL, agreement, hostile_calls, kill_in_window
 from tests.test_mcp_security import _server, _still_answers
@@ -170,7 +170,7 @@ def copied_index(sample_index: Path, tmp_path: Path) -> Path:
 
 
 def test_vectors_past_the_published_generation_are_invisible(copied_index: Path) -> None:
-    with Store(copied_index) as store:
+    with open_store(copied_index) as store:
         published = store.reader.published()
         real_doc = store.sql().execute("SELECT min(doc_id) FROM documents").fetchone()[0]
     encoder = get_encoder()
@@ -181,14 +181,14 @@ def test_vectors_past_the_published_generation_are_invisible(copied_index: Path)
         matrix = np.asarray(encoder.encode([text]), dtype=np.float32)
         vectors.replace_documents(["ghost"], [entry], {encoder.collection: matrix})
         vectors.remove_documents([real_doc])  # retired in the unpublished generation only
-        with Store(copied_index) as store:
+        with open_store(copied_index) as store:
             hits = hybrid_search(store, "zeppelin mooring masts lattice steel", limit=20).hits
             assert "ghost" not in {hit.doc_id for hit in hits}
             assert real_doc in {h.doc_id for h in hybrid_search(store, "retrieval", limit=20).hits}
             consistency = check(store)
             assert consistency.ok and consistency.unpublished > 0
         vectors.discard_unpublished(published)
-        with Store(copied_index) as store:
+        with open_store(copied_index) as store:
             consistency = check(store)
             assert consistency.ok and consistency.unpublished == 0
     finally:

@@ -118,9 +118,9 @@ def _assert_no_orphans(snapshot: dict[str, list[tuple]]) -> None:
 READER = r"""
 import json, sys, time
 from pathlib import Path
-from storage.store import Store
+from storage.store import open_store
 from tools.sql import run_sql
-store = Store(Path(sys.argv[1]))
+store = open_store(Path(sys.argv[1]))
 expected = int(sys.argv[2])
 deadline = time.monotonic() + 180
 counts, errors = [], []

@@ -18,7 +18,7 @@ from PIL import Image
 
 from indexer.pipeline import IndexReport, index_paths
 from storage.consistency import check
-from storage.store import Store
+from storage.store import Store, open_store
 from tests.conftest import CORPUS
 from tools.errors import ToolError
 from tools.outline import get_outline
@@ -79,7 +79,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, IndexReport
 
 @pytest.fixture(scope="module")
 def store(indexed):
-    s = Store(indexed[0])
+    s = open_store(indexed[0])
     yield s
     s.close()
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 
 from storage.llm import ChatClient
-from storage.store import Store
+from storage.store import open_store
 from tests.conftest import REPO
 from tools.errors import ToolError
 from tools.query_grammar import (
@@ -175,7 +175,7 @@ def test_plan_stages_and_what_each_leaf_waits_for() -> None:
 
 
 def test_run_plan_runs_what_is_ready_and_fills_placeholders(sample_index: Path) -> None:
-    store = Store(sample_index)
+    store = open_store(sample_index)
     expression = (
         "Which fusion method adds min-max normalised scores * "
         "How does {method} fusion compare with RRF on the Maintenance split"

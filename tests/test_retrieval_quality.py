@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from storage.store import Store
+from storage.store import open_store
 from tests.conftest import DEV_QA
 from tests.test_qa_set import QA_SET
 from tools.evaluate import evaluate, load_qa
@@ -15,7 +15,7 @@ from tools.evaluate import evaluate, load_qa
 def scores(corpus_index):
     if not DEV_QA.is_file():
         pytest.skip(f"dev QA set not found at {DEV_QA}")
-    store = Store(corpus_index[0])
+    store = open_store(corpus_index[0])
     try:
         return {s.mode: s for s in evaluate(store, load_qa(DEV_QA))}
     finally:
@@ -44,7 +44,7 @@ def test_hybrid_finds_every_gold_page_in_the_top_ten(scores) -> None:
 
 @pytest.fixture(scope="module")
 def held_out(corpus_index):
-    store = Store(corpus_index[0])
+    store = open_store(corpus_index[0])
     try:
         return {s.mode: s for s in evaluate(store, load_qa(QA_SET), ["hybrid", "bm25"])}
     finally:

@@ -10,7 +10,7 @@ import pytest
 
 from indexer.pipeline import index_paths
 from storage.consistency import check
-from storage.store import Store
+from storage.store import Store, open_store
 from tests import pdf_factory
 from tests.conftest import REPO, doc_id_of
 from tools.errors import ToolError
@@ -107,7 +107,7 @@ def test_vectors_stay_in_step_with_the_database(tmp_path: Path) -> None:
     pdf_factory.text_pdf(folder / "a.pdf", marker="gamma")  # changed
     (folder / "b.pdf").unlink()  # gone
     index_paths([folder], index, prune=True)
-    store = Store(index)
+    store = open_store(index)
     try:
         result = check(store)
         assert result.ok, result

@@ -13,7 +13,7 @@ from pydantic_core import PydanticUndefined
 
 from docsym.cli import main
 from mcp_server.server import build_server
-from storage.store import Store
+from storage.store import open_store
 from tests.conftest import REPO
 from tools import guide
 from tools.errors import ToolError
@@ -78,7 +78,7 @@ def test_readme_lists_the_registry_tools() -> None:
 
 
 def test_unknown_and_bad_arguments_get_a_usable_refusal(sample_index: Path) -> None:
-    store = Store(sample_index)
+    store = open_store(sample_index)
     search = tool("hybrid_search")
     with pytest.raises(ToolError) as refused:
         search.run(store, {"query": "x", "limits": 3})

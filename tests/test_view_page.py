@@ -9,7 +9,7 @@ import duckdb
 import pymupdf
 import pytest
 
-from storage.store import Store
+from storage.store import Store, open_store
 from tests.pdf_factory import scanned_pdf, text_pdf
 from tools.errors import NotFoundError, ToolError
 from tools.pages import BBOX_HELP, MAX_PIXELS, view_page
@@ -37,7 +37,7 @@ def own_store(tmp_path_factory: pytest.TempPathFactory):
             "INSERT INTO documents SELECT * REPLACE ('docx000000000001' AS doc_id, "
             "'docx' AS format, 0 AS page_count) FROM documents WHERE file_name = 'moved.pdf'"
         )
-    store = Store(index_dir)
+    store = open_store(index_dir)
     yield store, docs
     store.close()
 

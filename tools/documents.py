@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, Field
@@ -18,7 +17,7 @@ MAX_DOCUMENTS = 200
 
 
 class IndexStatus(BaseModel):
-    index_dir: Path
+    index: str  # the index directory, or the shared store's URL without its password
     row_counts: dict[str, int]
 
 
@@ -31,7 +30,7 @@ def list_documents(store: Store, filter: str = "", limit: int = 50, offset: int 
     if len(filter) > 200:
         raise ToolError("filter is a plain substring of title or file name; keep it short")
     con = store.sql()
-    where = "WHERE contains(lower(concat_ws(' ', title, file_name, format, doc_id)), lower(?))"
+    where = "WHERE strpos(lower(concat_ws(' ', title, file_name, format, doc_id)), lower(?)) > 0"
     total = con.execute(f"SELECT count(*) FROM documents {where}", [filter]).fetchone()[0]
     cursor = con.execute(
         "SELECT doc_id, title, file_name, format, page_count, year, has_text FROM documents "
@@ -51,7 +50,7 @@ def index_status(store: Store) -> IndexStatus:
     counts = {
         t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0] for t in schema.TABLES
     }
-    return IndexStatus(index_dir=store.paths.root, row_counts=counts)
+    return IndexStatus(index=store.location, row_counts=counts)
 
 
 class ListDocumentsArgs(Arguments):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import BaseModel, Field
+from rapidfuzz.distance import JaroWinkler
 
 from language.names import normalise_name
 from storage.store import Store
@@ -108,7 +109,7 @@ def find_entities(
     ):
         raise NotFoundError(f"no document {doc_id!r}; call list_documents for the doc_ids")
     graph = entity_graph(store)
-    scores = _lexical(con, graph, query, doc_id)
+    scores = _lexical(graph, query, doc_id)
     for entity_id, similarity in _semantic(store, query, doc_id):
         if similarity >= SEMANTIC_MIN and entity_id not in scores:
             scores[entity_id] = (similarity, "semantic")
@@ -119,7 +120,7 @@ def find_entities(
     )[:limit]
     descriptions = dict(
         con.execute(
-            "SELECT entity_id, description FROM entities WHERE list_contains(?, entity_id)",
+            "SELECT entity_id, description FROM entities WHERE entity_id = ANY(?)",
             [[entity_id for entity_id, _ in ranked]],
         ).fetchall()
     )
@@ -134,7 +135,7 @@ def find_entities(
     return EntityResult(query=query, hits=hits, note=note)
 
 
-def _lexical(con, graph: EntityGraph, query: str, doc_id: str | None) -> dict:
+def _lexical(graph: EntityGraph, query: str, doc_id: str | None) -> dict:
     key = normalise_name(query)
     scores: dict[str, tuple[float, str]] = {}
     for entity_id in graph.by_key.get(key, []):
@@ -142,24 +143,25 @@ def _lexical(con, graph: EntityGraph, query: str, doc_id: str | None) -> dict:
         if doc_id is None or info.doc_id == doc_id:
             exact = normalise_name(info.name) == key
             scores[entity_id] = (1.0 if exact else 0.98, "exact" if exact else "alias")
-    rows = con.execute(
-        """
-        SELECT entity_id, similarity FROM (
-            SELECT entity_id, name, greatest(
-                jaro_winkler_similarity(lower(name), $key),
-                coalesce(list_max(list_transform(
-                    aliases, lambda a: jaro_winkler_similarity(lower(a), $key))), 0)
-            ) AS similarity
-            FROM entities WHERE $doc IS NULL OR doc_id = $doc
-        )
-        WHERE similarity >= $fuzzy OR contains(lower(name), $key)
-        """,
-        {"key": key, "doc": doc_id, "fuzzy": FUZZY_MIN},
-    ).fetchall()
-    for entity_id, similarity in rows:
+    for entity_id, similarity in _fuzzy(graph, key, doc_id):
         if entity_id not in scores:
-            scores[entity_id] = (0.9 * float(similarity or FUZZY_MIN), "fuzzy")
+            scores[entity_id] = (0.9 * (similarity or FUZZY_MIN), "fuzzy")
     return scores
+
+
+def _fuzzy(graph: EntityGraph, key: str, doc_id: str | None) -> list[tuple[str, float]]:
+    """Entities whose name or an alias is spelt like ``key`` (Jaro-Winkler), or whose name
+    contains it: (entity_id, best similarity)."""
+    out = []
+    for entity_id, info in graph.entities.items():
+        if doc_id is not None and info.doc_id != doc_id:
+            continue
+        name = info.name.lower()
+        spellings = (name, *(alias.lower() for alias in info.aliases))
+        similarity = max(JaroWinkler.similarity(spelling, key) for spelling in spellings)
+        if similarity >= FUZZY_MIN or key in name:
+            out.append((entity_id, similarity))
+    return out
 
 
 def _semantic(store: Store, query: str, doc_id: str | None) -> list[tuple[str, float]]:
@@ -202,7 +204,8 @@ def _hit(
         JOIN tree_nodes s ON s.node_id = CASE WHEN n.node_type IN ('section', 'document')
                                               THEN n.node_id ELSE n.parent_id END
         WHERE l.entity_id = ?
-        GROUP BY ALL ORDER BY m DESC, s.page_start LIMIT ?
+        GROUP BY s.node_id, s.ref_id, s.title, s.page_start, s.page_end
+        ORDER BY m DESC, s.page_start, s.node_id LIMIT ?
         """,
         [entity_id, SECTIONS_PER_ENTITY],
     ).fetchall()
@@ -217,7 +220,10 @@ def _hit(
         )
         for node_id, ref_id, title, start, end, m in sections
     ]
-    neighbours = sorted(graph.graph[entity_id].items(), key=lambda item: -item[1]["weight"])[:5]
+    # Ties broken by id: the same order whatever order the store returned the relations in.
+    neighbours = sorted(
+        graph.graph[entity_id].items(), key=lambda item: (-item[1]["weight"], item[0])
+    )[:5]
     return EntityHit(
         entity_id=entity_id,
         doc_id=info.doc_id,

@@ -28,6 +28,7 @@ import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import groupby
 
 from pydantic import BaseModel, Field
 
@@ -311,12 +312,12 @@ def _page_units(store: Store, wanted: set[tuple[str, int]]) -> dict[tuple[str, i
         con = store.sql()
         sentences = _sentences(
             con,
-            f"{_SENTENCES} WHERE list_contains(?, doc_id || ':' || page_number) ORDER BY ordinal",
+            f"{_SENTENCES} WHERE doc_id || ':' || page_number = ANY(?) ORDER BY ordinal",
             [keys],
         )
         for item in sentences:  # sentence ids are '<doc_id>-x<n>'
             loaded[(item.key.rsplit("-x", 1)[0], item.page_number)].append(item)
-        rows = _table_rows(con, "list_contains(?, t.doc_id || ':' || t.page_number)", [keys])
+        rows = _table_rows(con, "t.doc_id || ':' || t.page_number = ANY(?)", [keys])
         for doc_id, item in rows:
             loaded[(doc_id, item.page_number)].append(item)
         with cache.lock:
@@ -336,23 +337,36 @@ def _sentences(con, sql: str, params: list) -> list[Unit]:
 def _table_rows(con, where: str, params: list) -> list[tuple[str, Unit]]:
     """(doc_id, unit) for each grid row of the matching tables: its cells' texts and their box,
     read with the header labels of its cells and the table's caption."""
-    rows = con.execute(
+    cells = con.execute(
         f"""
-        SELECT c.table_id, c.row, string_agg(c.text, '{ROW_SEP}' ORDER BY c.col),
-               min(c.bbox[1]), min(c.bbox[2]), max(c.bbox[3]), max(c.bbox[4]), t.page_number,
-               list_distinct(flatten(list(c.row_path || c.col_path))), any_value(t.caption),
-               t.doc_id
+        SELECT c.table_id, c.row, c.text, c.bbox, t.page_number, c.row_path, c.col_path,
+               t.caption, t.doc_id
         FROM table_cells c JOIN tables t USING (table_id)
         WHERE {where} AND c.text <> ''
-        GROUP BY c.table_id, c.row, t.page_number, t.ordinal, t.doc_id
-        ORDER BY t.doc_id, t.ordinal, c.row
+        ORDER BY t.doc_id, t.ordinal, c.row, c.col
         """,
         params,
     ).fetchall()
     units = []
-    for table_id, row, text, x0, y0, x1, y1, page, headers, caption, doc_id in rows:
-        bbox = None if x0 is None else [x0, y0, x1, y1]
-        context = " ".join([*(headers or []), caption or ""])
+    for (table_id, row), group in groupby(cells, key=lambda cell: (cell[0], cell[1])):
+        group = list(group)
+        *_, page, _, _, caption, doc_id = group[0]
+        boxes = [bbox for *_, bbox, _, _, _, _, _ in group if bbox]
+        bbox = (
+            [
+                min(b[0] for b in boxes),
+                min(b[1] for b in boxes),
+                max(b[2] for b in boxes),
+                max(b[3] for b in boxes),
+            ]
+            if boxes
+            else None
+        )
+        headers = dict.fromkeys(
+            label for cell in group for label in [*(cell[5] or []), *(cell[6] or [])]
+        )
+        text = ROW_SEP.join(cell[2] for cell in group)
+        context = " ".join([*headers, caption or ""])
         units.append((doc_id, unit(f"{table_id}-r{row}", text, page, bbox, table_id, context)))
     return units
 
@@ -399,7 +413,7 @@ def _weights(terms: list[Term], units: list[Unit]) -> dict[Term, float]:
 def _document_names(con, doc_ids: set[str]) -> dict[str, frozenset[str]]:
     """doc_id -> the words of its title and file name."""
     rows = con.execute(
-        "SELECT doc_id, title, file_name FROM documents WHERE list_contains(?, doc_id)",
+        "SELECT doc_id, title, file_name FROM documents WHERE doc_id = ANY(?)",
         [sorted(doc_ids)],
     ).fetchall()
     names = {doc_id: frozenset() for doc_id in doc_ids}
@@ -427,7 +441,7 @@ def _labels(
     keys = [f"{doc}:{page}" for doc, page in wanted]
     rows = con.execute(
         "SELECT doc_id, page_number, label FROM pages "
-        "WHERE list_contains(?, doc_id || ':' || page_number) AND label IS NOT NULL",
+        "WHERE doc_id || ':' || page_number = ANY(?) AND label IS NOT NULL",
         [keys],
     ).fetchall()
     return {(d, p): label for d, p, label in rows if label != str(p)}

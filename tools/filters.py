@@ -515,7 +515,7 @@ _SQL_OPERATORS = {"=": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">
 def _to_sql(node: Node, prefix: str, params: list) -> str:
     match node:
         case Everything():
-            return "1"
+            return "TRUE"
         case Comparison(field, op, value):
             params.append(value)
             return f"{prefix}{_column(field)} {_SQL_OPERATORS[op]} ?"

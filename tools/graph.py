@@ -109,7 +109,7 @@ def build_entity_graph(store: Store) -> EntityGraph:
         for key in {normalise_name(n) for n in (name, *info.aliases)}:
             by_key[key].append(entity_id)
     for source, target, weight in con.execute(
-        "SELECT source_id, target_id, sum(weight) FROM relations GROUP BY ALL"
+        "SELECT source_id, target_id, sum(weight) FROM relations GROUP BY source_id, target_id"
     ).fetchall():
         _add_weight(graph, source, target, float(weight))
     for ids in by_key.values():

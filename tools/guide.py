@@ -44,7 +44,7 @@ Plans (BookRAG): first decide what kind of question it is.
 
 def schema_text(store: Store | None = None) -> str:
     """The database schema, the vector collections, the encodable views and the filter syntax."""
-    parts = [schema.describe(), "", "# Vector store", ""]
+    parts = [schema.describe(_dialect(store)), "", "# Vector store", ""]
     if store is not None:
         try:
             collections = store.collections()
@@ -69,9 +69,14 @@ def tools_overview() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _dialect(store: Store | None) -> str:
+    """The SQL a client writes for ``run_sql`` on this store."""
+    return "PostgreSQL" if store is not None and store.dialect == "postgresql" else "DuckDB"
+
+
 def agent_prompt(question: str, store: Store | None = None) -> str:
-    """The retrieval agent prompt. ``store`` is accepted for symmetry with ``schema_text``; the
-    prompt itself does not depend on what is indexed."""
+    """The retrieval agent prompt; ``store`` names the SQL dialect (nothing else in it depends
+    on what is indexed)."""
     return "\n".join(
         [
             "You answer questions about documents indexed by docsym. Retrieve step by step with "
@@ -81,8 +86,9 @@ def agent_prompt(question: str, store: Store | None = None) -> str:
             tools_overview(),
             PLANS,
             HINTS,
-            "Schema (DuckDB; * searchable; [] a list; pages 1-based; bbox [x0, y0, x1, y1] in PDF "
-            "points from the top-left; descriptions, collections, filter language: resource "
+            f"Schema ({_dialect(store)} SQL; * searchable; [] a list; pages 1-based; bbox [x0, "
+            "y0, x1, y1] in PDF points from the top-left; descriptions, collections, filter "
+            "language: resource "
             "docsym://schema):",
             schema.compact(),
             "",
@@ -104,7 +110,7 @@ Answer this question about tables with RECAP (HD-RAG), one step after another:
    tables.summary, or run_sql on tables. get_table shows its header trees (col_header_tree,
    row_header_tree): the exact labels of every path. Read each needed cell with lookup_cells
    (row_path_contains / col_path_contains with those labels) or run_sql over table_cells
-   (list_contains(row_path, '...')). List every value with its cell_id, row_path, col_path,
+   ('...' = ANY(row_path)). List every value with its cell_id, row_path, col_path,
    value, unit, doc_id, page_number and bbox. Use the parsed value column, not the text, for
    numbers: it has parentheses as negatives and thousands separators removed.
 3. Compute: do all arithmetic with calculate (differences, ratios, pct_change, sums); never by

@@ -121,18 +121,18 @@ def view_page(
 
 # Rows with an id and a box on a page; a table row is '<table_id>-r<row>', all its cells.
 _BOXES = """
-    SELECT sentence_id, page_number, bbox FROM sentences WHERE list_contains($ids, sentence_id)
-    UNION ALL SELECT cell_id, page_number, bbox FROM table_cells WHERE list_contains($ids, cell_id)
-    UNION ALL SELECT chunk_id, page_number, bbox FROM chunks WHERE list_contains($ids, chunk_id)
-    UNION ALL SELECT table_id, page_number, bbox FROM tables WHERE list_contains($ids, table_id)
-    UNION ALL SELECT image_id, page_number, bbox FROM images WHERE list_contains($ids, image_id)
+    SELECT sentence_id, page_number, bbox FROM sentences WHERE sentence_id = ANY($ids)
+    UNION ALL SELECT cell_id, page_number, bbox FROM table_cells WHERE cell_id = ANY($ids)
+    UNION ALL SELECT chunk_id, page_number, bbox FROM chunks WHERE chunk_id = ANY($ids)
+    UNION ALL SELECT table_id, page_number, bbox FROM tables WHERE table_id = ANY($ids)
+    UNION ALL SELECT image_id, page_number, bbox FROM images WHERE image_id = ANY($ids)
     UNION ALL SELECT equation_id, page_number, bbox FROM equations
-        WHERE list_contains($ids, equation_id)
+        WHERE equation_id = ANY($ids)
     UNION ALL SELECT summary_id, page_number, bbox FROM table_summaries
-        WHERE list_contains($ids, summary_id)
+        WHERE summary_id = ANY($ids)
     UNION ALL SELECT table_id || '-r' || row, any_value(page_number),
-        [min(bbox[1]), min(bbox[2]), max(bbox[3]), max(bbox[4])]
-        FROM table_cells WHERE list_contains($ids, table_id || '-r' || row) GROUP BY table_id, row
+        ARRAY[min(bbox[1]), min(bbox[2]), max(bbox[3]), max(bbox[4])]
+        FROM table_cells WHERE table_id || '-r' || row = ANY($ids) GROUP BY table_id, row
 """
 
 
@@ -175,8 +175,7 @@ def _pdf_of(store: Store, doc_id: str) -> tuple[Path, int, str | None]:
 def _read_verified(store: Store, doc_id: str, path: Path, expected: str | None) -> bytes:
     """The file's bytes, refused unless they are the bytes that were indexed."""
     reindex = (
-        "re-run docsym index on its folder to index the current version "
-        f"(index: {store.paths.root})"
+        f"re-run docsym index on its folder to index the current version (index: {store.location})"
     )
     try:
         data = path.read_bytes()

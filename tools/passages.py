@@ -168,8 +168,8 @@ def _fill_labels(con, doc_id: str, sentences: list[PassageSentence]) -> None:
         return
     labels = dict(
         con.execute(
-            "SELECT page_number, label FROM pages WHERE doc_id = ? AND list_contains(?, "
-            "page_number) AND label <> page_number::VARCHAR",
+            "SELECT page_number, label FROM pages WHERE doc_id = ? AND "
+            "page_number = ANY(?) AND label <> page_number::VARCHAR",
             [doc_id, pages],
         ).fetchall()
     )

@@ -1,4 +1,4 @@
-"""``run_sql``: one read-only statement against the DuckDB index, bounded in time, memory and size.
+"""``run_sql``: one read-only statement against the index, bounded in time, memory and size.
 
 Three layers keep it safe: the statement must be a single SELECT that reads only the index
 (``storage/sql_check.py`` refuses writes, COPY, ATTACH, PRAGMA, SET and the functions that
@@ -47,7 +47,7 @@ def run_sql(store: Store, sql: str, limit: int = DEFAULT_ROWS) -> TableResult:
 
 
 class RunSqlArgs(Arguments):
-    sql: Annotated[str, Field(description="One DuckDB SELECT statement.", max_length=MAX_SQL_CHARS)]
+    sql: Annotated[str, Field(description="One SELECT statement.", max_length=MAX_SQL_CHARS)]
     limit: Annotated[int, Field(ge=1, le=MAX_ROWS, description="Maximum rows to return.")] = (
         DEFAULT_ROWS
     )
@@ -55,14 +55,15 @@ class RunSqlArgs(Arguments):
 
 RUN_SQL = ToolSpec(
     name="run_sql",
-    summary="one DuckDB SELECT over the schema below: facts, counts, cells by header path "
-    "(list_contains(col_path, 'X')).",
+    summary="one read-only SELECT over the schema below: facts, counts, cells by header path "
+    "('X' = ANY(col_path)).",
     description=(
-        "Run ONE read-only DuckDB SELECT against the index and get rows back as a table. "
-        "The schema resource docsym://schema describes every table and column. Files, "
+        "Run ONE read-only SELECT against the index and get rows back as a table: DuckDB SQL "
+        "on an index directory, PostgreSQL on a shared store (docsym://schema says which). "
+        "The schema resource describes every table and column. Files, "
         "extensions, settings and writes are refused. Results are capped (rows and ~5k "
         "tokens); the note says when rows were cut. Tip: table cells are in table_cells "
-        "with row_path/col_path lists, e.g. WHERE list_contains(col_path, 'TREC')."
+        "with row_path/col_path lists, e.g. WHERE 'TREC' = ANY(col_path)."
     ),
     arguments=RunSqlArgs,
     function=run_sql,

@@ -168,7 +168,7 @@ def resolve_root(con, doc_id: str, section: str | None, node_id: str | None) -> 
         SELECT n.node_id FROM sections s
         JOIN tree_nodes n ON n.ref_table = 'sections' AND n.ref_id = s.section_id
         WHERE s.doc_id = ? AND (s.number = ? OR s.section_id = ? OR lower(s.title) = lower(?)
-                                OR contains(lower(s.title), lower(?)))
+                                OR strpos(lower(s.title), lower(?)) > 0)
         ORDER BY (s.number = ? OR s.section_id = ?) DESC, (lower(s.title) = lower(?)) DESC,
                  s.ordinal
         LIMIT 1
@@ -223,7 +223,7 @@ def _fill_page_labels(con, nodes: list[SubtreeNode]) -> None:
         return
     rows = con.execute(
         "SELECT doc_id || ':' || page_number, label FROM pages "
-        "WHERE list_contains(?, doc_id || ':' || page_number) AND label <> page_number::VARCHAR",
+        "WHERE doc_id || ':' || page_number = ANY(?) AND label <> page_number::VARCHAR",
         [keys],
     ).fetchall()
     labels = dict(rows)

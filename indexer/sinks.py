@@ -1,0 +1,177 @@
+"""Where indexed documents go: the index directory or the shared PostgreSQL store.
+
+Both take one document at a time (its rows, its entries and their vectors) and keep the two
+sides of the index in step; the pipeline does not know which it writes to.
+
+- ``DirectorySink``: the DuckDB writer (a private copy, published atomically) and
+  ``vectors.sqlite`` (entries stamped with the generation that published them).
+- ``PostgresSink``: one transaction per document holds its rows and its vectors; there is
+  nothing to publish and nothing to reconcile after a killed run.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+import numpy as np
+
+from indexer.embedding import build_entries, embed_entries
+from storage.encoder import Encoder
+from storage.paths import IndexPaths, is_store_url
+from storage.rows import DocumentRows
+from storage.settings import get_settings
+from storage.vectors import Entry, VectorStore
+from storage.writer import IndexWriter
+
+
+def open_sink(target: Path | str, encoder: Encoder) -> Sink:
+    """The sink for an index directory or a ``postgresql://`` store URL."""
+    if is_store_url(target):
+        return PostgresSink(str(target), encoder)
+    return DirectorySink(Path(target), encoder)
+
+
+def ocr_cache_path(target: Path | str) -> Path:
+    """OCR results are kept beside a directory index, and in the user's cache for a store."""
+    if is_store_url(target):
+        return get_settings().cache.expanduser() / "ocr-cache.sqlite"
+    return IndexPaths(Path(target)).ocr_cache
+
+
+class Sink(ABC):
+    """Takes documents one at a time. Entries and vectors are made here from the rows, the
+    same for both sinks; where they are kept is each sink's own."""
+
+    encoder: Encoder
+    needs_reindex: bool  # the schema changed: every document must be indexed again
+    _collection_ready = False
+
+    def write(
+        self,
+        rows: DocumentRows,
+        doc_id: str,
+        replaces: list[str],
+        known: dict[str, np.ndarray] | None = None,
+    ) -> None:
+        entries = build_entries(rows)
+        matrix = embed_entries(entries, rows, self.encoder, known)
+        if not self._collection_ready:
+            self._ensure_collection(
+                self.encoder.collection, self.encoder.model_name, self.encoder.dim
+            )
+            self._collection_ready = True
+        self._put(rows, doc_id, replaces, entries, {self.encoder.collection: matrix})
+
+    @abstractmethod
+    def documents_by_path(self) -> dict[str, tuple[str, str]]:
+        """path -> (doc_id, sha256) of every indexed document."""
+
+    @abstractmethod
+    def stale(self) -> set[str]:
+        """Documents that must be indexed again (their vectors are missing)."""
+
+    @abstractmethod
+    def remove(self, doc_ids: list[str]) -> None: ...
+
+    @abstractmethod
+    def reindex_done(self) -> None: ...
+
+    @abstractmethod
+    def close(self, failed: bool) -> None: ...
+
+    @abstractmethod
+    def _ensure_collection(self, name: str, model: str, dim: int) -> None: ...
+
+    @abstractmethod
+    def _put(
+        self,
+        rows: DocumentRows,
+        doc_id: str,
+        replaces: list[str],
+        entries: list[Entry],
+        vectors: dict[str, np.ndarray],
+    ) -> None: ...
+
+
+class DirectorySink(Sink):
+    def __init__(self, root: Path, encoder: Encoder) -> None:
+        root.mkdir(parents=True, exist_ok=True)
+        self.encoder = encoder
+        # The vector store is told each publish, so readers see that generation's entries.
+        self.vectors = VectorStore(IndexPaths(root).vectors)
+        try:
+            self.writer = IndexWriter(root, get_settings().publish_seconds, self.vectors.published)
+            self.writer.__enter__()
+        except BaseException:
+            self.vectors.close()
+            raise
+        self.needs_reindex = self.writer.needs_reindex
+
+    def documents_by_path(self) -> dict[str, tuple[str, str]]:
+        return self.writer.documents_by_path()
+
+    def stale(self) -> set[str]:
+        """Undo what a killed run wrote to the vector store after the last publish, drop
+        entries of documents the database lacks; return the documents whose vectors are
+        missing, so they get indexed again."""
+        self.vectors.discard_unpublished(self.writer.published)
+        self.vectors.generation = self.writer.generation
+        in_db = {doc_id for doc_id, _ in self.writer.documents_by_path().values()}
+        self.vectors.remove_documents(self.vectors.doc_ids() - in_db)
+        return in_db - self.vectors.embedded_doc_ids(self.encoder.collection)
+
+    def _ensure_collection(self, name: str, model: str, dim: int) -> None:
+        self.vectors.ensure_collection(name, model, dim)
+
+    def _put(self, rows, doc_id, replaces, entries, vectors) -> None:
+        # Vectors first: the database never has a document whose entries are missing.
+        self.vectors.replace_documents([doc_id, *replaces], entries, vectors)
+        self.writer.replace_document(rows, replaces)
+
+    def remove(self, doc_ids: list[str]) -> None:
+        self.writer.remove_documents(doc_ids)
+        self.vectors.remove_documents(doc_ids)
+
+    def reindex_done(self) -> None:
+        self.writer.reindex_done()
+
+    def close(self, failed: bool) -> None:
+        try:
+            if failed:  # what was committed is still published; the run's error is raised
+                self.writer.__exit__(RuntimeError, RuntimeError("index run failed"), None)
+            else:
+                self.writer.__exit__(None, None, None)
+                self.vectors.checkpoint()
+        finally:
+            self.vectors.close()
+
+
+class PostgresSink(Sink):
+    def __init__(self, url: str, encoder: Encoder) -> None:
+        from storage.postgres.writer import PostgresWriter
+
+        self.encoder = encoder
+        self.writer = PostgresWriter(url).__enter__()
+        self.needs_reindex = self.writer.needs_reindex
+
+    def documents_by_path(self) -> dict[str, tuple[str, str]]:
+        return self.writer.documents_by_path()
+
+    def stale(self) -> set[str]:
+        return set()  # a document and its vectors are committed together
+
+    def _ensure_collection(self, name: str, model: str, dim: int) -> None:
+        self.writer.ensure_collection(name, model, dim)
+
+    def _put(self, rows, doc_id, replaces, entries, vectors) -> None:
+        self.writer.write_document(rows, entries, vectors, replaces)
+
+    def remove(self, doc_ids: list[str]) -> None:
+        self.writer.remove_documents(doc_ids)
+
+    def reindex_done(self) -> None:
+        self.writer.reindex_done()
+
+    def close(self, failed: bool) -> None:
+        self.writer.__exit__(None, None, None)

@@ -1,0 +1,213 @@
+"""The index directory as a ``Store``: the DuckDB views and the vector collections of
+``vectors.sqlite``.
+
+Dense search runs on an in-memory ``VectorIndex`` built from the sqlite-vec table (the store of
+record) and rebuilt when an indexer commits new vectors (SQLite's ``data_version`` changes).
+
+Every read of ``vectors.sqlite`` keeps to the entries of the DuckDB generation being read
+(``storage/generations.py``): an indexer killed between writing a document's vectors and
+publishing its rows leaves entries no tool shows.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import apsw
+import numpy as np
+
+from language.terms import search_words
+from storage import generations
+from storage.paths import IndexNotFoundError, IndexPaths
+from storage.reader import IndexReader
+from storage.settings import get_settings
+from storage.sql_pool import SqlLimits, SqlPool, SqlRows
+from storage.store import EntryRow, Store
+from storage.vector_index import VectorIndex, load_from_sqlite
+from storage.vectors import BM25, connect, vec_table
+
+
+class DirectoryStore(Store):
+    dialect = "duckdb"
+
+    def __init__(self, root: Path, model_name: str | None = None) -> None:
+        super().__init__(model_name)
+        self.paths = IndexPaths(root)
+        self.reader = IndexReader(root)
+        self._lock = threading.RLock()
+        self._con: apsw.Connection | None = None
+        self._identity: tuple[int, int] | None = None
+        self._stamped = False  # the vector store has generation stamps (schema 2)
+        self._dense: dict[str, tuple[tuple[int, int], VectorIndex]] = {}
+        self._sql_pool: SqlPool | None = None
+
+    @property
+    def location(self) -> str:
+        return str(self.paths.root)
+
+    # -- DuckDB ------------------------------------------------------------------------------
+    def sql(self):
+        """A cursor for the tools' own queries (fixed SQL with parameters)."""
+        return self.reader.connection()
+
+    def client_sql(self, sql: str, limit: int) -> SqlRows:
+        """Run a client's statement in a worker process bounded in time and memory."""
+        with self._lock:
+            if self._sql_pool is None:
+                s = get_settings()
+                limits = SqlLimits(
+                    s.sql_seconds, s.sql_memory_mb, s.sql_workers, s.sql_wait_seconds
+                )
+                self._sql_pool = SqlPool(self.paths.root, limits)
+            pool = self._sql_pool
+        return pool.run(sql, limit)
+
+    # -- vectors.sqlite ----------------------------------------------------------------------
+    def _vectors(self) -> apsw.Connection:
+        try:
+            st = self.paths.vectors.stat()
+        except FileNotFoundError:
+            raise IndexNotFoundError(
+                f"no vector store at {self.paths.vectors}: run `docsym index PATH --index "
+                f"{self.paths.root}`"
+            ) from None
+        identity = (st.st_ino, st.st_dev)
+        if self._con is None or identity != self._identity:
+            if self._con is not None:
+                self._con.close()
+            self._con = connect(self.paths.vectors, readonly=True)
+            self._identity = identity
+            self._dense.clear()
+            columns = {r[1] for r in self._con.execute("PRAGMA table_info(entries)")}
+            self._stamped = "born" in columns
+        return self._con
+
+    def visible(self, alias: str = "e") -> str:
+        """SQL condition on ``entries``: those of the published DuckDB generation."""
+        self._vectors()
+        if not self._stamped:  # written before stamps: every entry is live
+            return "TRUE"
+        return generations.visible(self.reader.published(), alias)
+
+    def collections(self) -> dict[str, tuple[str, str | None, int | None]]:
+        with self._lock:
+            rows = self._vectors().execute("SELECT name, kind, model, dim FROM collections")
+            return {name: (kind, model, dim) for name, kind, model, dim in rows}
+
+    def fts(self, query: str, where: str = "1=1", params: list | None = None, limit: int = 50):
+        """BM25 candidates: [(entry id, score)] best first (score = -bm25, higher is better)."""
+        terms = search_words(query)  # quoted below: no query syntax reaches MATCH
+        if not terms:
+            return []
+        match = " OR ".join(f'"{t}"' for t in terms)
+        with self._lock:
+            sql = (
+                f"SELECT {BM25}.rowid, -bm25({BM25}) FROM {BM25} "
+                f"JOIN entries e ON e.id = {BM25}.rowid WHERE {BM25} MATCH ? "
+                f"AND ({where}) AND {self.visible()} ORDER BY bm25({BM25}) LIMIT ?"
+            )
+            return list(self._vectors().execute(sql, [match, *(params or []), limit]))
+
+    def dense(
+        self,
+        collection: str,
+        vector: np.ndarray,
+        where: str = "1=1",
+        params: list | None = None,
+        limit: int = 50,
+    ) -> list[tuple[int, float]]:
+        """Nearest entries by cosine similarity: [(entry id, similarity)] best first."""
+        with self._lock:
+            index = self._dense_index(collection)
+            subset = None
+            if where not in ("1", "1=1", "TRUE"):
+                rows = self._vectors().execute(
+                    f"SELECT id FROM entries e WHERE ({where}) AND {self.visible()}", params or []
+                )
+                subset = np.fromiter((r[0] for r in rows), dtype=np.int64)
+                if subset.size == 0:
+                    return []
+            ids, scores = index.search(vector, limit, subset=subset)
+            return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
+
+    def similarities(self, collection: str, vector: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Cosine similarity of ``vector`` to each entry of ``ids`` (in order; 0 if it has none)."""
+        with self._lock:
+            return self._dense_index(collection).similarities(vector, ids)
+
+    def _dense_index(self, collection: str) -> VectorIndex:
+        """The collection's vectors of the published generation, loaded once per change."""
+        con = self._vectors()
+        version = (con.execute("PRAGMA data_version").fetchone()[0], self.reader.published())
+        cached = self._dense.get(collection)
+        if cached is None or cached[0] != version:
+            index = load_from_sqlite(con, vec_table(collection))
+            if self._stamped:
+                hidden = con.execute(f"SELECT id FROM entries e WHERE NOT {self.visible()}")
+                index = index.without(np.fromiter((r[0] for r in hidden), dtype=np.int64))
+            self._dense[collection] = (version, index)
+        return self._dense[collection][1]
+
+    def entries(self, ids: list[int]) -> dict[int, EntryRow]:
+        if not ids:
+            return {}
+        marks = ", ".join("?" * len(ids))
+        with self._lock:
+            rows = self._vectors().execute(
+                "SELECT table_name, column_name, primary_key, doc_id, page_number, text, id "
+                f"FROM entries WHERE id IN ({marks})",
+                ids,
+            )
+            return {r[-1]: EntryRow(*r) for r in rows}
+
+    def entry_keys(self, where: str, params: list) -> dict[int, tuple[str, str, str]]:
+        """id -> (table_name, column_name, primary_key) of the entries matching ``where``."""
+        with self._lock:
+            rows = self._vectors().execute(
+                "SELECT id, table_name, column_name, primary_key FROM entries e "
+                f"WHERE ({where}) AND {self.visible()}",
+                params,
+            )
+            return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def version(self) -> tuple:
+        """Changes when a new DuckDB generation or new vectors are published."""
+        return (self.reader.generation(), self._vector_generation())
+
+    def _vector_generation(self) -> tuple:
+        with self._lock:
+            con = self._vectors()
+            return (self._identity, con.execute("PRAGMA data_version").fetchone()[0])
+
+    def entry_ids(self, where: str, params: list) -> list[int]:
+        with self._lock:
+            rows = self._vectors().execute(
+                f"SELECT id FROM entries e WHERE ({where}) AND {self.visible()}", params
+            )
+            return [r[0] for r in rows]
+
+    def collection_ids(self, collection: str) -> set[int]:
+        kind = self.collections()[collection][0]
+        source = BM25 if kind == "fts5" else vec_table(collection)
+        with self._lock:
+            return {r[0] for r in self._vectors().execute(f"SELECT rowid FROM {source}")}
+
+    def hidden_entries(self) -> int:
+        with self._lock:
+            (hidden,) = (
+                self._vectors()
+                .execute(f"SELECT count(*) FROM entries e WHERE NOT {self.visible()}")
+                .fetchone()
+            )
+        return int(hidden)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+            if self._sql_pool is not None:
+                self._sql_pool.close()
+                self._sql_pool = None
+            self.reader.close()

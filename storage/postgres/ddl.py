@@ -1,0 +1,155 @@
+"""The PostgreSQL schema, from the same declarations as the DuckDB one (``storage/schema.py``).
+
+Views become tables with the same columns, comments and indexes; DuckDB types map to their
+PostgreSQL names. The vector side lives beside them: ``entries`` (one row per encodable cell,
+with a ``tsvector`` for keyword search), ``lexemes`` (document frequencies for BM25) and one
+``vec_<collection>`` table per embedding model with an HNSW index.
+
+A read-only role runs client SQL: it may SELECT the views and nothing else. Functions that
+would let one statement reach further are revoked from it: ``set_config`` (a statement could
+lift its own time limit mid-query), the large-object functions (``lo_create`` and
+``lo_from_bytea`` write even in a read-only transaction), and the file and server functions,
+which are superuser-only anyway.
+"""
+
+from __future__ import annotations
+
+from storage import schema
+from storage.rows import Table
+
+READER_ROLE = "docsym_reader"
+ENTRIES = "entries"
+# Text search configuration: English stemming and stop words, as FTS5's porter tokenizer.
+TEXT_CONFIG = "english"
+
+_TYPES = {
+    "VARCHAR": "text",
+    "INTEGER": "integer",
+    "BIGINT": "bigint",
+    "DOUBLE": "double precision",
+    "BOOLEAN": "boolean",
+    "TIMESTAMP": "timestamp",
+    "VARCHAR[]": "text[]",
+    "DOUBLE[]": "double precision[]",
+    "DOUBLE[][]": "double precision[][]",
+}
+
+# The same types by the names psycopg's COPY knows them by.
+_COPY_TYPES = {
+    "VARCHAR": "text",
+    "INTEGER": "int4",
+    "BIGINT": "int8",
+    "DOUBLE": "float8",
+    "BOOLEAN": "bool",
+    "TIMESTAMP": "timestamp",
+    "VARCHAR[]": "text[]",
+    "DOUBLE[]": "float8[]",
+    "DOUBLE[][]": "float8[]",
+}
+
+# Functions a statement could use to change its own limits or write outside the views.
+_REVOKED = (
+    "set_config(text, text, boolean)",
+    "lo_create(oid)",
+    "lo_creat(integer)",
+    "lo_from_bytea(oid, bytea)",
+    "lo_import(text)",
+    "lo_import(text, oid)",
+    "lo_export(oid, text)",
+    "lo_put(oid, bigint, bytea)",
+    "lo_unlink(oid)",
+    "lo_truncate(integer, integer)",
+    "lowrite(integer, bytea)",
+)
+
+
+def pg_type(duckdb_type: str) -> str:
+    return _TYPES[duckdb_type]
+
+
+def copy_types(t: Table) -> list[str]:
+    return [_COPY_TYPES[c.type] for c in t.columns]
+
+
+def create_table(t: Table) -> list[str]:
+    statements = schema.create_table(t, pg_type)
+    if "doc_id" in {c.name for c in t.columns} and "doc_id" not in t.indexes:
+        # Every document is deleted and rewritten by doc_id.
+        statements.append(f"CREATE INDEX IF NOT EXISTS idx_{t.name}_doc_id ON {t.name} (doc_id)")
+    return statements
+
+
+def add_column(table: str, column: str) -> str:
+    c = schema.table(table).column(column)
+    return f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {c.name} {pg_type(c.type)}"
+
+
+def views() -> list[str]:
+    """Every view's table, then the descriptions as comments (idempotent)."""
+    statements = [
+        f"CREATE TABLE IF NOT EXISTS {schema.META_TABLE} (key text PRIMARY KEY, value text)"
+    ]
+    for t in schema.TABLES:
+        statements += create_table(t)
+    return statements + schema.comments()
+
+
+def vector_side() -> list[str]:
+    return [
+        """CREATE TABLE IF NOT EXISTS collections (
+            name text PRIMARY KEY, kind text NOT NULL, model text, dim integer)""",
+        f"""CREATE TABLE IF NOT EXISTS {ENTRIES} (
+            id bigserial PRIMARY KEY,
+            table_name text NOT NULL, column_name text NOT NULL, primary_key text NOT NULL,
+            doc_id text NOT NULL, page_number integer, text text NOT NULL,
+            keyword boolean NOT NULL,
+            tsv tsvector NOT NULL, length integer NOT NULL)""",
+        f"CREATE INDEX IF NOT EXISTS entries_doc ON {ENTRIES} (doc_id)",
+        f"CREATE INDEX IF NOT EXISTS entries_view ON {ENTRIES} (table_name, column_name)",
+        f"CREATE INDEX IF NOT EXISTS entries_tsv ON {ENTRIES} USING gin (tsv) WHERE keyword",
+        # BM25's collection statistics, kept in step with entries by each writer's transaction.
+        "CREATE TABLE IF NOT EXISTS lexemes (lexeme text PRIMARY KEY, df bigint NOT NULL)",
+        # Keyword entries and their summed length (BM25), and a counter every write raises
+        # (servers rebuild what they derived from the store when it moves).
+        """CREATE TABLE IF NOT EXISTS store_state (
+            one boolean PRIMARY KEY DEFAULT true CHECK (one),
+            entries bigint NOT NULL, length bigint NOT NULL, version bigint NOT NULL)""",
+        "INSERT INTO store_state VALUES (true, 0, 0, 0) ON CONFLICT DO NOTHING",
+        "INSERT INTO collections VALUES ('bm25', 'tsvector', NULL, NULL) ON CONFLICT DO NOTHING",
+    ]
+
+
+def vector_table(name: str, dim: int) -> list[str]:
+    """A collection's vectors and their HNSW index (cosine distance)."""
+    return [
+        f"""CREATE TABLE IF NOT EXISTS {name} (
+            id bigint PRIMARY KEY REFERENCES {ENTRIES} (id) ON DELETE CASCADE,
+            embedding vector({int(dim)}) NOT NULL)""",
+        f"CREATE INDEX IF NOT EXISTS {name}_hnsw ON {name} "
+        "USING hnsw (embedding vector_cosine_ops)",
+    ]
+
+
+def reader_role(password: str | None, limits: dict[str, str]) -> list[str]:
+    """The role client SQL runs as: SELECT on the views, its limits as role defaults (which
+    a statement cannot lift: ``temp_file_limit`` is for superusers to set, and ``set_config``
+    is revoked, so a statement cannot change a limit while it runs)."""
+    login = "LOGIN PASSWORD " + schema.sql_str(password) if password else "LOGIN"
+    statements = [
+        f"""DO $$ BEGIN
+            IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{READER_ROLE}') THEN
+                CREATE ROLE {READER_ROLE} {login} NOSUPERUSER NOCREATEDB NOCREATEROLE;
+            END IF; END $$""",
+        f"GRANT USAGE ON SCHEMA public TO {READER_ROLE}",
+        f"REVOKE CREATE ON SCHEMA public FROM PUBLIC, {READER_ROLE}",
+    ]
+    # The views and the schema's bookkeeping only: not the vector side's tables.
+    statements += [
+        f"GRANT SELECT ON {name} TO {READER_ROLE}"
+        for name in [schema.META_TABLE, *(t.name for t in schema.TABLES)]
+    ]
+    statements += [
+        f"ALTER ROLE {READER_ROLE} SET {name} = '{value}'" for name, value in limits.items()
+    ]
+    statements += [f"REVOKE EXECUTE ON FUNCTION {f} FROM PUBLIC" for f in _REVOKED]
+    return statements

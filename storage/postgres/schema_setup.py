@@ -1,0 +1,81 @@
+"""Create or upgrade the shared store's schema, once, whoever connects first.
+
+Several indexers may start at once on an empty database; a transaction-level advisory lock makes
+one of them create the schema while the others wait, then find it there.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+from storage import migrations, schema
+from storage.postgres import ddl
+from storage.settings import get_settings
+
+_SCHEMA_LOCK = 0x646F6373  # advisory lock key: "docs"
+
+
+def ensure_schema(con: psycopg.Connection) -> bool:
+    """Bring the store to the newest schema; True if its documents must be indexed again."""
+    with con.transaction():
+        con.execute("SELECT pg_advisory_xact_lock(%s)", [_SCHEMA_LOCK])
+        con.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        recorded = _recorded_version(con)
+        newest = migrations.SCHEMA_VERSION
+        if recorded is not None and recorded > newest:
+            raise migrations.SchemaTooNewError(
+                f"store schema version {recorded} is newer than this docsym ({newest}); "
+                "upgrade docsym"
+            )
+        reindex = False
+        for migration in migrations.MIGRATIONS:
+            if recorded is not None and migration.version > recorded:
+                for step in migration.steps:
+                    for statement in _statements(step):
+                        con.execute(statement)
+                reindex |= migration.reindex
+        for statement in [*ddl.views(), *ddl.vector_side()]:
+            con.execute(statement)
+        s = get_settings()
+        limits = {"statement_timeout": f"{int(s.sql_seconds * 1000)}ms"}
+        for statement in ddl.reader_role(_secret(s.pg_reader_password), limits):
+            con.execute(statement)
+        _write_meta(con, "schema_version", str(newest))
+        if reindex and con.execute("SELECT count(*) FROM documents").fetchone()[0]:
+            _write_meta(con, migrations.PENDING_REINDEX, "1")
+        return read_meta(con, migrations.PENDING_REINDEX) == "1"
+
+
+def reindex_done(con: psycopg.Connection) -> None:
+    con.execute(f"DELETE FROM {schema.META_TABLE} WHERE key = %s", [migrations.PENDING_REINDEX])
+
+
+def read_meta(con: psycopg.Connection, key: str) -> str | None:
+    row = con.execute(f"SELECT value FROM {schema.META_TABLE} WHERE key = %s", [key]).fetchone()
+    return None if row is None else row[0]
+
+
+def _recorded_version(con: psycopg.Connection) -> int | None:
+    exists = con.execute("SELECT to_regclass(%s)", [schema.META_TABLE]).fetchone()[0]
+    if exists is None:
+        return None
+    value = read_meta(con, "schema_version")
+    return int(value) if value is not None else None
+
+
+def _write_meta(con: psycopg.Connection, key: str, value: str) -> None:
+    con.execute(
+        f"INSERT INTO {schema.META_TABLE} VALUES (%s, %s) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [key, value],
+    )
+
+
+def _secret(value) -> str | None:
+    return value.get_secret_value() if value is not None else None
+
+
+def _statements(step: migrations.Step) -> list[str]:
+    if isinstance(step, migrations.CreateTable):
+        return ddl.create_table(schema.table(step.table))
+    return [ddl.add_column(step.table, step.column)]

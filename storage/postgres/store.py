@@ -1,0 +1,343 @@
+"""The shared PostgreSQL store as a ``Store``: what tools read, from any number of servers.
+
+Nothing here outlives a request except caches that any server can rebuild (the entity graph,
+through ``Store.derived``, keyed by the store's change counter), so servers behind a load
+balancer are interchangeable.
+
+- The tools' own SQL runs on a pooled connection in autocommit: each statement sees committed
+  documents only, whole (a document is written in one transaction).
+- Client SQL (``run_sql``) runs on a separate pool logged in as the read-only role, one
+  statement per ``BEGIN READ ONLY`` transaction with its time and memory limits set locally;
+  the statement is prepared, so the server refuses a second statement hidden after a ``;``.
+- Keyword search is BM25 over ``tsvector``: candidates by the GIN index, scored with the
+  lexeme statistics the writers keep (FTS5's formula, k1 = 1.2, b = 0.75).
+- Dense search uses the HNSW index; with a filter it searches exactly among the matching
+  entries when they are few, and lets HNSW scan on (``hnsw.iterative_scan``) otherwise, so a
+  narrow filter still gets its k hits.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import errors
+from psycopg_pool import ConnectionPool
+
+from language.terms import search_words
+from storage.postgres import ddl
+from storage.postgres.connect import reader_url, redacted
+from storage.settings import get_settings
+from storage.sql_check import MAX_SQL_CHARS
+from storage.sql_pool import SqlFailed, SqlRows, SqlStopped
+from storage.sql_worker import MAX_COLUMNS, bounded_rows
+from storage.store import EntryRow, Store
+from storage.values import scrub
+from storage.vectors import vec_table
+
+# BM25 as FTS5 computes it.
+K1, B = 1.2, 0.75
+# A filter matching at most this many entries is searched exactly, without the HNSW index.
+EXACT_UP_TO = 20_000
+# HNSW candidates per query: at least this many, and at least twice the hits asked for.
+EF_SEARCH = 100
+# Client SQL: memory for sorts and hashes before they spill (bounded by temp_file_limit).
+WORK_MEM = "64MB"
+
+
+class PostgresStore(Store):
+    dialect = "postgresql"
+
+    def __init__(self, url: str, model_name: str | None = None) -> None:
+        super().__init__(model_name)
+        self.url = url
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=8,
+            kwargs={"autocommit": True},
+            configure=_configure,
+            open=True,
+        )
+        self._client_pool: ConnectionPool | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def location(self) -> str:
+        return redacted(self.url)
+
+    # -- the views ---------------------------------------------------------------------------
+    def sql(self) -> _Cursor:
+        return _Cursor(self._pool)
+
+    def client_sql(self, sql: str, limit: int) -> SqlRows:
+        if len(sql) > MAX_SQL_CHARS:
+            raise SqlFailed(f"SQL is {len(sql)} characters, at most {MAX_SQL_CHARS}")
+        s = get_settings()
+        try:
+            with self._clients().connection(timeout=s.sql_wait_seconds) as con:
+                return _run_client(con, sql, limit, s.sql_seconds)
+        except psycopg.errors.QueryCanceled:
+            raise SqlStopped(
+                f"query stopped by the time limit ({s.sql_seconds:g} s); narrow it "
+                "(WHERE doc_id = ..., LIMIT) and retry",
+                "time",
+            ) from None
+        except errors.ConfigurationLimitExceeded as exc:
+            raise SqlStopped(
+                f"query stopped by the memory limit: {scrub(str(exc))}; select less and retry",
+                "memory",
+            ) from None
+        except psycopg.Error as exc:
+            if isinstance(exc, psycopg.OperationalError) and exc.sqlstate is None:
+                raise SqlStopped(f"the store is unreachable: {scrub(str(exc))}", "crash") from None
+            raise SqlFailed(_client_message(exc)) from None
+        except TimeoutError:
+            raise SqlStopped(
+                f"busy: no connection was free within {s.sql_wait_seconds:g} s; retry in a "
+                "few seconds",
+                "busy",
+            ) from None
+
+    def _clients(self) -> ConnectionPool:
+        with self._lock:
+            if self._client_pool is None:
+                s = get_settings()
+                password = s.pg_reader_password
+                self._client_pool = ConnectionPool(
+                    reader_url(self.url, password.get_secret_value() if password else None),
+                    min_size=0,
+                    max_size=s.sql_workers,
+                    open=True,
+                )
+            return self._client_pool
+
+    # -- the vector collections --------------------------------------------------------------
+    def visible(self, alias: str = "e") -> str:
+        return "TRUE"  # a document's entries are committed with it
+
+    def collections(self) -> dict[str, tuple[str, str | None, int | None]]:
+        rows = self.sql().execute("SELECT name, kind, model, dim FROM collections").fetchall()
+        return {name: (kind, model, dim) for name, kind, model, dim in rows}
+
+    def fts(
+        self, query: str, where: str = "1=1", params: list | None = None, limit: int = 50
+    ) -> list[tuple[int, float]]:
+        words = search_words(query)
+        if not words:
+            return []
+        sql = f"""
+            WITH q AS (
+                SELECT DISTINCT lexeme FROM unnest(to_tsvector('{ddl.TEXT_CONFIG}', ?))),
+            idf AS (
+                SELECT l.lexeme,
+                       greatest(ln((t.entries - l.df + 0.5) / (l.df + 0.5)), 1e-6) AS idf
+                FROM q JOIN lexemes l USING (lexeme), store_state t WHERE l.df > 0),
+            query AS (
+                SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS tsq FROM idf),
+            hits AS (
+                SELECT e.id, e.tsv, e.length FROM {ddl.ENTRIES} e, query
+                WHERE e.keyword AND e.tsv @@ query.tsq AND ({where}))
+            SELECT h.id, sum(i.idf * tf.n * {K1 + 1}
+                             / (tf.n + {K1} * (1 - {B} + {B} * h.length / t.avgdl))) AS score
+            FROM hits h
+            CROSS JOIN LATERAL unnest(h.tsv) u
+            JOIN idf i ON i.lexeme = u.lexeme
+            CROSS JOIN LATERAL (SELECT array_length(u.positions, 1)::float8 AS n) tf
+            CROSS JOIN (SELECT greatest(length::float8 / greatest(entries, 1), 1) AS avgdl
+                        FROM store_state) t
+            GROUP BY h.id ORDER BY score DESC, h.id LIMIT ?"""
+        rows = self.sql().execute(sql, [" ".join(words), *(params or []), limit]).fetchall()
+        return [(int(i), float(s)) for i, s in rows]
+
+    def dense(
+        self,
+        collection: str,
+        vector: np.ndarray,
+        where: str = "1=1",
+        params: list | None = None,
+        limit: int = 50,
+    ) -> list[tuple[int, float]]:
+        table = vec_table(collection)
+        query = np.asarray(vector, dtype=np.float32)
+        filtered = where not in ("1", "1=1", "TRUE")
+        with self._pool.connection() as con, con.transaction():
+            exact = filtered and _count_up_to(con, where, params or [], EXACT_UP_TO + 1) <= (
+                EXACT_UP_TO
+            )
+            if exact:  # few matches: all of them, by distance, without the index
+                sql = f"""
+                    WITH m AS MATERIALIZED (
+                        SELECT v.id, v.embedding <=> ? AS d FROM {table} v
+                        JOIN {ddl.ENTRIES} e ON e.id = v.id WHERE ({where}))
+                    SELECT id, 1 - d FROM m ORDER BY d, id LIMIT ?"""
+                args = [query, *(params or []), limit]
+            else:
+                con.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, 2 * int(limit))}")
+                if filtered:
+                    con.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                sql = f"""
+                    WITH m AS MATERIALIZED (
+                        SELECT v.id, v.embedding <=> ? AS d FROM {table} v
+                        JOIN {ddl.ENTRIES} e ON e.id = v.id WHERE ({where})
+                        ORDER BY v.embedding <=> ? LIMIT ?)
+                    SELECT id, 1 - d FROM m ORDER BY d, id"""
+                args = [query, *(params or []), query, limit]
+            rows = con.execute(to_pyformat(sql), args).fetchall()
+        return [(int(i), float(s)) for i, s in rows]
+
+    def similarities(self, collection: str, vector: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        wanted = [int(i) for i in ids]
+        out = np.zeros(len(wanted), dtype=np.float32)
+        if not wanted:
+            return out
+        rows = (
+            self.sql()
+            .execute(
+                f"SELECT id, 1 - (embedding <=> ?) FROM {vec_table(collection)} WHERE id = ANY(?)",
+                [np.asarray(vector, dtype=np.float32), wanted],
+            )
+            .fetchall()
+        )
+        found = {int(i): float(s) for i, s in rows}
+        for n, entry_id in enumerate(wanted):
+            out[n] = found.get(entry_id, 0.0)
+        return out
+
+    def entries(self, ids: list[int]) -> dict[int, EntryRow]:
+        if not ids:
+            return {}
+        rows = (
+            self.sql()
+            .execute(
+                "SELECT table_name, column_name, primary_key, doc_id, page_number, text, id "
+                f"FROM {ddl.ENTRIES} WHERE id = ANY(?)",
+                [list(ids)],
+            )
+            .fetchall()
+        )
+        return {r[-1]: EntryRow(*r) for r in rows}
+
+    def entry_keys(self, where: str, params: list) -> dict[int, tuple[str, str, str]]:
+        rows = (
+            self.sql()
+            .execute(
+                f"SELECT id, table_name, column_name, primary_key FROM {ddl.ENTRIES} e "
+                f"WHERE ({where})",
+                params,
+            )
+            .fetchall()
+        )
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def entry_ids(self, where: str, params: list) -> list[int]:
+        rows = (
+            self.sql().execute(f"SELECT id FROM {ddl.ENTRIES} e WHERE ({where})", params).fetchall()
+        )
+        return [r[0] for r in rows]
+
+    def collection_ids(self, collection: str) -> set[int]:
+        if self.collections()[collection][0] == "tsvector":
+            sql = f"SELECT id FROM {ddl.ENTRIES} WHERE keyword"
+        else:
+            sql = f"SELECT id FROM {vec_table(collection)}"
+        return {r[0] for r in self.sql().execute(sql).fetchall()}
+
+    def version(self) -> object:
+        return self.sql().execute("SELECT version FROM store_state").fetchone()[0]
+
+    def close(self) -> None:
+        self._pool.close()
+        with self._lock:
+            if self._client_pool is not None:
+                self._client_pool.close()
+                self._client_pool = None
+
+
+class _Cursor:
+    """The tools' SQL on a pooled connection: DuckDB's cursor calls, PostgreSQL underneath.
+    Each ``execute`` takes a connection for one statement and reads its rows."""
+
+    def __init__(self, pool: ConnectionPool) -> None:
+        self._pool = pool
+        self._rows: list[tuple] = []
+        self.description: list[tuple] | None = None
+
+    def execute(self, sql: str, params: Any = None) -> _Cursor:
+        with self._pool.connection() as con:
+            cur = con.execute(to_pyformat(sql), params)
+            self.description = [(c.name,) for c in cur.description or []]
+            self._rows = cur.fetchall() if cur.description else []
+        return self
+
+    def fetchone(self) -> tuple | None:
+        return self._rows.pop(0) if self._rows else None
+
+    def fetchall(self) -> list[tuple]:
+        rows, self._rows = self._rows, []
+        return rows
+
+    def fetchmany(self, size: int) -> list[tuple]:
+        rows, self._rows = self._rows[:size], self._rows[size:]
+        return rows
+
+
+_PLACEHOLDER = re.compile(r"'(?:[^']|'')*'|\?|\$([A-Za-z_]\w*)|%")
+
+
+def to_pyformat(sql: str) -> str:
+    """DuckDB's placeholders (``?``, ``$name``) as psycopg's (``%s``, ``%(name)s``); string
+    literals are left alone and a literal ``%`` is doubled."""
+
+    def swap(match: re.Match) -> str:
+        token = match.group(0)
+        if token.startswith("'"):
+            return token.replace("%", "%%")
+        if token == "?":
+            return "%s"
+        if token == "%":
+            return "%%"
+        return f"%({match.group(1)})s"
+
+    return _PLACEHOLDER.sub(swap, sql)
+
+
+def _configure(con: psycopg.Connection) -> None:
+    from pgvector.psycopg import register_vector
+
+    register_vector(con)
+
+
+def _count_up_to(con: psycopg.Connection, where: str, params: list, cap: int) -> int:
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM {ddl.ENTRIES} e WHERE ({where}) LIMIT ?) c"
+    return int(con.execute(to_pyformat(sql), [*params, cap]).fetchone()[0])
+
+
+def _run_client(con: psycopg.Connection, sql: str, limit: int, seconds: float) -> SqlRows:
+    with con.transaction(force_rollback=True):
+        con.execute("SET TRANSACTION READ ONLY")
+        con.execute(f"SET LOCAL statement_timeout = {int(seconds * 1000)}")
+        con.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
+        # Prepared: the extended protocol carries exactly one statement.
+        cursor = con.execute(sql, prepare=True)
+        columns = [c.name for c in cursor.description or []]
+        if len(columns) > MAX_COLUMNS:
+            raise SqlFailed(
+                f"{len(columns)} columns selected, at most {MAX_COLUMNS}: name the columns you need"
+            )
+        rows, more = bounded_rows(cursor, limit)
+    return SqlRows(columns, rows, more)
+
+
+def _client_message(exc: psycopg.Error) -> str:
+    text = scrub(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+    if isinstance(exc, errors.SyntaxError) and "multiple commands" in str(exc):
+        return "one statement at a time: send a single SELECT without ';' and a second one"
+    if isinstance(exc, errors.InsufficientPrivilege):
+        return f"{text}: run_sql may only SELECT from the views listed in the schema"
+    if isinstance(exc, errors.ReadOnlySqlTransaction):
+        return f"{text}: run_sql is read-only; write a SELECT"
+    return f"{type(exc).__name__}: {text}"

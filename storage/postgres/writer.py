@@ -1,0 +1,235 @@
+"""Write documents into the shared store: each document, its rows and its vectors in one
+transaction, so readers never see half a document and no copy needs publishing.
+
+Keyword search keeps BM25's statistics beside the entries: ``lexemes`` (how many entries hold
+each stem) and ``store_state`` (entries and their summed length). They change in the same
+transaction as the entries, at its end and in lexeme order, so concurrent writers wait for each
+other's counts only briefly and never deadlock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import psycopg
+
+from storage import schema
+from storage.postgres import ddl
+from storage.postgres.connect import connect
+from storage.postgres.schema_setup import ensure_schema, reindex_done
+from storage.rows import DocumentRows, Row, Table
+from storage.vectors import Entry, vec_table
+
+# An entry's length for BM25: its words, as positions in its text-search vector.
+_LENGTH = "(SELECT coalesce(sum(array_length(positions, 1)), 0) FROM unnest(tsv))"
+
+
+class PostgresWriter:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._con: psycopg.Connection | None = None
+        self.needs_reindex = False
+
+    def __enter__(self) -> PostgresWriter:
+        con = psycopg.connect(self.url)
+        try:
+            self.needs_reindex = ensure_schema(con)
+        finally:
+            con.close()
+        self._con = connect(self.url)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+    @property
+    def con(self) -> psycopg.Connection:
+        assert self._con is not None, "use PostgresWriter as a context manager"
+        return self._con
+
+    # -- what the indexer reads ----------------------------------------------------------
+    def documents_by_path(self) -> dict[str, tuple[str, str]]:
+        with self.con.transaction():
+            rows = self.con.execute("SELECT path, doc_id, sha256 FROM documents").fetchall()
+        return {path: (doc_id, sha) for path, doc_id, sha in rows}
+
+    def embedded_doc_ids(self) -> set[str]:
+        """Documents in the store: each was written with its vectors, or not at all."""
+        with self.con.transaction():
+            return {r[0] for r in self.con.execute("SELECT doc_id FROM documents")}
+
+    # -- writes --------------------------------------------------------------------------
+    def ensure_collection(self, name: str, model: str, dim: int) -> None:
+        with self.con.transaction():
+            self.con.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [name])
+            found = self.con.execute(
+                "SELECT model, dim FROM collections WHERE name = %s", [name]
+            ).fetchone()
+            if found and tuple(found) != (model, dim):
+                raise ValueError(
+                    f"collection {name!r} holds {found[0]} ({found[1]}-d) vectors, not {model}"
+                )
+            for statement in ddl.vector_table(vec_table(name), dim):
+                self.con.execute(statement)
+            self.con.execute(
+                "INSERT INTO collections VALUES (%s, 'hnsw', %s, %s) ON CONFLICT DO NOTHING",
+                [name, model, dim],
+            )
+
+    def write_document(
+        self,
+        rows: DocumentRows,
+        entries: Sequence[Entry],
+        vectors: dict[str, np.ndarray],
+        replaces: Iterable[str] = (),
+    ) -> None:
+        """Replace the document (and the ``replaces`` ids) with ``rows`` and ``entries``, whose
+        vectors are ``vectors[collection][i]`` for ``entries[i]``, in one transaction."""
+        (document,) = rows.of(schema.DocumentRow)
+        with self.con.transaction():
+            tally = _Tally(self.con)
+            self._delete(sorted({document.doc_id, *replaces}), tally)
+            for table in schema.TABLES:
+                self._copy_rows(table, rows.of_table(table))
+            ids = self._insert_entries(document.doc_id, entries)
+            for collection, matrix in vectors.items():
+                self._copy_vectors(vec_table(collection), ids, matrix)
+            tally.count([document.doc_id], +1)
+            tally.apply()
+
+    def remove_documents(self, doc_ids: Iterable[str]) -> None:
+        with self.con.transaction():
+            tally = _Tally(self.con)
+            self._delete(sorted(set(doc_ids)), tally)
+            tally.apply()
+
+    def reindex_done(self) -> None:
+        with self.con.transaction():
+            reindex_done(self.con)
+
+    def _delete(self, doc_ids: list[str], tally: _Tally) -> None:
+        tally.count(doc_ids, -1)
+        # Vectors go with their entries (ON DELETE CASCADE).
+        self.con.execute(f"DELETE FROM {ddl.ENTRIES} WHERE doc_id = ANY(%s)", [doc_ids])
+        for table in reversed(schema.TABLES):
+            self.con.execute(f"DELETE FROM {table.name} WHERE doc_id = ANY(%s)", [doc_ids])
+
+    def _copy_rows(self, table: Table, rows: list[Row]) -> None:
+        if not rows:
+            return
+        names = [c.name for c in table.columns]
+        with self.con.cursor().copy(f"COPY {table.name} ({', '.join(names)}) FROM STDIN") as copy:
+            floats = [c.type.startswith("DOUBLE[]") for c in table.columns]
+            for row in rows:
+                copy.write_row(
+                    [
+                        _floats(getattr(row, name)) if is_floats else getattr(row, name)
+                        for name, is_floats in zip(names, floats, strict=True)
+                    ]
+                )
+
+    def _insert_entries(self, doc_id: str, entries: Sequence[Entry]) -> list[int]:
+        """Entries with their text-search vectors; their ids, in order."""
+        if not entries:
+            return []
+        keyword = schema.keyword_columns()
+        with self.con.cursor() as cur:
+            cur.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS new_entries (ordinal integer, table_name text, "
+                "column_name text, primary_key text, doc_id text, page_number integer, "
+                "text text, keyword boolean) ON COMMIT DELETE ROWS"
+            )
+            with cur.copy("COPY new_entries FROM STDIN") as copy:
+                for n, e in enumerate(entries):
+                    copy.write_row(
+                        [
+                            n,
+                            e.table_name,
+                            e.column_name,
+                            e.primary_key,
+                            e.doc_id,
+                            e.page_number,
+                            e.text,
+                            (e.table_name, e.column_name) in keyword,
+                        ]
+                    )
+            cur.execute(
+                f"""
+                WITH added AS (
+                    INSERT INTO {ddl.ENTRIES} (table_name, column_name, primary_key, doc_id,
+                        page_number, text, keyword, tsv, length)
+                    SELECT table_name, column_name, primary_key, doc_id, page_number, text,
+                        keyword, tsv, {_LENGTH}
+                    FROM (SELECT *, CASE WHEN keyword
+                            THEN to_tsvector('{ddl.TEXT_CONFIG}', text)
+                            ELSE ''::tsvector END AS tsv
+                          FROM new_entries ORDER BY ordinal) n
+                    RETURNING id)
+                SELECT id FROM added ORDER BY id"""
+            )
+            ids = [r[0] for r in cur.fetchall()]
+        if len(ids) != len(entries):
+            raise RuntimeError(f"document {doc_id}: {len(ids)} entries stored of {len(entries)}")
+        return ids
+
+    def _copy_vectors(self, table: str, ids: list[int], matrix: np.ndarray) -> None:
+        matrix = np.asarray(matrix, dtype=np.float32)
+        with self.con.cursor().copy(
+            f"COPY {table} (id, embedding) FROM STDIN WITH (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["int8", "vector"])
+            for entry_id, vector in zip(ids, matrix, strict=True):
+                copy.write_row([entry_id, vector])
+
+
+def _floats(value):
+    """A (nested) list of numbers as floats: PostgreSQL arrays hold one type."""
+    if value is None:
+        return None
+    return [_floats(v) if isinstance(v, list) else float(v) for v in value]
+
+
+class _Tally:
+    """Changes to BM25's statistics within one transaction, applied at its end: the shared
+    rows are locked for the commit only, not while the document's rows are copied."""
+
+    def __init__(self, con: psycopg.Connection) -> None:
+        self.con = con
+        self.entries = 0
+        self.length = 0
+        con.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS lexeme_delta (lexeme text, df bigint) "
+            "ON COMMIT DELETE ROWS"
+        )
+
+    def count(self, doc_ids: list[str], sign: int) -> None:
+        """Add (+1) or take away (-1) the keyword entries of ``doc_ids`` as they are now."""
+        self.con.execute(
+            "INSERT INTO lexeme_delta SELECT lexeme, %(s)s * count(*) "
+            f"FROM {ddl.ENTRIES} e, unnest(e.tsv) u WHERE e.doc_id = ANY(%(d)s) AND e.keyword "
+            "GROUP BY lexeme",
+            {"s": sign, "d": doc_ids},
+        )
+        n, length = self.con.execute(
+            f"SELECT count(*), coalesce(sum(length), 0) FROM {ddl.ENTRIES} "
+            "WHERE doc_id = ANY(%s) AND keyword",
+            [doc_ids],
+        ).fetchone()
+        self.entries += sign * n
+        self.length += sign * length
+
+    def apply(self) -> None:
+        # Lexeme order: two writers lock the rows they share in the same order.
+        self.con.execute(
+            "INSERT INTO lexemes (lexeme, df) SELECT lexeme, sum(df) FROM lexeme_delta "
+            "GROUP BY lexeme HAVING sum(df) <> 0 ORDER BY lexeme "
+            "ON CONFLICT (lexeme) DO UPDATE SET df = lexemes.df + excluded.df"
+        )
+        self.con.execute(
+            "UPDATE store_state SET entries = entries + %s, length = length + %s, "
+            "version = version + 1",
+            [self.entries, self.length],
+        )

