@@ -2,8 +2,13 @@
 
 The layout reader then sees a scanned page as it sees any PDF page: spans with boxes, sizes and
 words, so sections, chunks, tables and sentence positions come out of the same code. The file on
-disk is never written. A page read sideways or upside down is turned (its /Rotate) so its text
-reads across, and the boxes found on it are mapped back to the page as shown.
+disk is never written.
+
+PyMuPDF writes and reads text in the page's unrotated space and drops what lies outside its
+mediabox, whatever the page's /Rotate says. So a page whose OCR frame differs from that space (a
+scan read sideways or upside down, or a page the file turns with /Rotate) gets, in memory, no
+/Rotate and a mediabox the size of the frame OCR read: its text reads across, inside the page,
+and the boxes found on it are mapped back to the page as the file shows it.
 """
 
 from __future__ import annotations
@@ -30,13 +35,17 @@ def write_text_layer(page: pymupdf.Page, ocr: PageOcr, *, replace: bool) -> pymu
     read it, the matrix from the turned page to the page as its file shows it."""
     if replace:
         _remove_text(page)
-    to_shown = None
-    if ocr.rotation:
-        shown = page.rotation_matrix  # unrotated -> as the file shows the page
-        page.set_rotation((page.rotation + ocr.rotation) % 360)
-        to_shown = page.derotation_matrix * shown
+    shown = page.rect  # the page as the file shows it, which OCR read (turned by rotation)
+    to_shown = turned_to_shown(ocr.rotation, shown.width, shown.height)
     # Text the page already has (a caption over a scan) is kept, and not written twice.
-    own = [pymupdf.Rect(block[:4]) for block in page.get_text("blocks")]
+    own = [
+        pymupdf.Rect(block[:4]) * page.rotation_matrix * ~to_shown
+        for block in page.get_text("blocks")
+    ]
+    if page.rotation or ocr.rotation:
+        frame = pymupdf.Rect(0, 0, shown.width, shown.height) * ~to_shown
+        page.set_rotation(0)
+        page.set_mediabox(pymupdf.Rect(0, 0, frame.width, frame.height))
     # Written in reading order: the text extractor keeps lines in the order they were
     # written, and joins consecutive lines of a paragraph into one block.
     blocks = reading_order(
@@ -46,7 +55,19 @@ def write_text_layer(page: pymupdf.Page, ocr: PageOcr, *, replace: bool) -> pymu
         line, box = block["line"], pymupdf.Rect(block["bbox"])
         if not any(_mostly_inside(box, other) for other in own):
             _put_line(page, line.text, box)
-    return to_shown
+    return to_shown if ocr.rotation else None
+
+
+def turned_to_shown(rotation: int, width: float, height: float) -> pymupdf.Matrix:
+    """The matrix from a page of ``width`` x ``height`` turned clockwise by ``rotation``
+    degrees back to the page itself."""
+    if rotation == 90:
+        return pymupdf.Matrix(0, -1, 1, 0, 0, height)
+    if rotation == 180:
+        return pymupdf.Matrix(-1, 0, 0, -1, width, height)
+    if rotation == 270:
+        return pymupdf.Matrix(0, 1, -1, 0, width, 0)
+    return pymupdf.Identity
 
 
 def _mostly_inside(box: pymupdf.Rect, block: pymupdf.Rect) -> bool:
