@@ -96,11 +96,12 @@ def index_paths(
         plans = _plan(files, sink.documents_by_path(), stale, report)
         progress.start(len(plans))
         llm = summariser_from_settings(settings)
+        busy: list[_Plan] = []  # being indexed by another run: come back to them at the end
         for plan in plans:
-            progress.file_started(plan.path)
-            reading.on_page = partial(progress.ocr_page, plan.path)
-            pages = _index_one(plan, sink, llm, report, reading)
-            progress.file_done(plan.path, pages)
+            if not _claimed_and_indexed(plan, sink, llm, report, reading, progress, wait=False):
+                busy.append(plan)
+        for plan in busy:  # waits for the other run; if it died, its claim died with it
+            _claimed_and_indexed(plan, sink, llm, report, reading, progress, wait=True)
         if prune:
             _prune(sink, report)
         if sink.needs_reindex:
@@ -145,6 +146,32 @@ def _plan(
             replaces.append(doc_id)
         plans.append(_Plan(path, sha, doc_id, replaces, is_update=previous is not None))
     return plans
+
+
+def _claimed_and_indexed(
+    plan: _Plan,
+    sink: Sink,
+    llm: LlmSummariser | None,
+    report: IndexReport,
+    reading: OcrRun,
+    progress: Progress,
+    *,
+    wait: bool,
+) -> bool:
+    """Index the planned file unless another run holds its document; False if one does (and
+    ``wait`` is off). A document another run wrote meanwhile is not written again."""
+    with sink.claim(plan.doc_id, plan.sha256, wait=wait) as claim:
+        if claim == "busy":
+            return False
+        progress.file_started(plan.path)
+        pages = 0
+        if claim == "done":
+            report.unchanged.append(str(plan.path))
+        else:
+            reading.on_page = partial(progress.ocr_page, plan.path)
+            pages = _index_one(plan, sink, llm, report, reading)
+        progress.file_done(plan.path, pages)
+    return True
 
 
 def _index_one(

@@ -12,7 +12,10 @@ sides of the index in step; the pipeline does not know which it writes to.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -23,6 +26,8 @@ from storage.rows import DocumentRows
 from storage.settings import get_settings
 from storage.vectors import Entry, VectorStore
 from storage.writer import IndexWriter
+
+Claim = Literal["mine", "busy", "done"]
 
 
 def open_sink(target: Path | str, encoder: Encoder) -> Sink:
@@ -62,6 +67,13 @@ class Sink(ABC):
             )
             self._collection_ready = True
         self._put(rows, doc_id, replaces, entries, {self.encoder.collection: matrix})
+
+    @contextmanager
+    def claim(self, doc_id: str, sha256: str, *, wait: bool) -> Iterator[Claim]:
+        """Hold the right to write ``doc_id`` while indexing it: "mine", "busy" (another run
+        holds it; only without ``wait``) or "done" (another run wrote this version of it).
+        One writer per index directory needs no claims."""
+        yield "mine"
 
     @abstractmethod
     def documents_by_path(self) -> dict[str, tuple[str, str]]:
@@ -166,6 +178,16 @@ class PostgresSink(Sink):
 
     def _put(self, rows, doc_id, replaces, entries, vectors) -> None:
         self.writer.write_document(rows, entries, vectors, replaces)
+
+    @contextmanager
+    def claim(self, doc_id: str, sha256: str, *, wait: bool) -> Iterator[Claim]:
+        with self.writer.claim(doc_id, wait=wait) as held:
+            if not held:
+                yield "busy"
+            elif self.writer.has_document(doc_id, sha256):
+                yield "done"
+            else:
+                yield "mine"
 
     def remove(self, doc_ids: list[str]) -> None:
         self.writer.remove_documents(doc_ids)

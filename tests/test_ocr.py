@@ -95,6 +95,32 @@ def test_a_scan_turned_sideways_and_crooked_is_read_upright(original, pool, tmp_
     assert all(0 <= v <= max(shown.width, shown.height) for v in box)
 
 
+def _ruled_table(path: Path) -> Path:
+    """A captioned table with booktabs rules: top, under the header, bottom."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 100), "Table 1: Annual runoff by catchment.", fontsize=11)
+    rows = [("Catchment", "2019", "2020"), ("Forest", "412", "389"), ("Pasture", "655", "702")]
+    for n, row in enumerate(rows):
+        for x, cell in zip((80, 260, 360), row, strict=True):
+            page.insert_text((x, 135 + 22 * n), cell, fontsize=11)
+    for y in (115, 141, 185):
+        page.draw_line((72, y), (440, y), width=1)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def test_a_scanned_table_keeps_its_rules_and_cells(pool, tmp_path):
+    """The rules a scan shows are drawn on the page, so the table reader finds the table."""
+    scan = pdf_factory.scan_of(_ruled_table(tmp_path / "table.pdf"), tmp_path / "scan.pdf")
+    (table,) = parse_pdf(scan, OcrRun(pool)).tables
+    assert table.caption.startswith("Table 1: Annual runoff")
+    assert (table.n_rows, table.n_cols) == (3, 3)
+    values = {(c.row, c.col): c.text for c in table.cells}
+    assert values[(1, 0)] == "Forest" and values[(2, 2)] == "702" and values[(0, 1)] == "2019"
+
+
 def test_ocr_results_are_cached_by_page_image(original, tmp_path):
     scan = pdf_factory.scan_of(original, tmp_path / "scan.pdf", dpi=150)
     cache_path = tmp_path / "ocr-cache.sqlite"

@@ -4,9 +4,12 @@ confined by the server's own privileges, and a document is written whole or not 
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -262,3 +265,96 @@ def test_mcp_server_serves_the_shared_store(pg_sample_store: str) -> None:
             assert rows.structured_content["rows"] == [[2]]
 
     anyio.run(scenario)
+
+
+_HOLD_AND_WAIT = """
+import sys, time
+from pathlib import Path
+from storage.postgres import writer
+real = writer.PostgresWriter._copy_vectors
+def hold(self, *args):
+    real(self, *args)
+    Path(sys.argv[3]).write_text("holding")  # inside the document's transaction, claim held
+    time.sleep(600)
+writer.PostgresWriter._copy_vectors = hold
+from indexer.pipeline import index_paths
+index_paths([Path(sys.argv[1])], sys.argv[2])
+"""
+
+_INDEX_AND_REPORT = """
+import json, sys
+from pathlib import Path
+from indexer.pipeline import index_paths
+report = index_paths([Path(sys.argv[1])], sys.argv[2])
+print(json.dumps({"added": report.added, "unchanged": report.unchanged, "failed": report.failed}))
+"""
+
+
+def test_two_indexers_share_the_work_and_one_finishes_what_a_killed_one_held(
+    pg_server, tmp_path: Path
+) -> None:
+    """Two indexer processes on the same folder write each document once; the one killed (by
+    SIGKILL) in the middle of a document leaves it to the other, which writes it; a reader
+    meanwhile never sees a document without its vectors."""
+    url = new_database(pg_server, "shared")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n, marker in enumerate(["alpha", "bravo", "charlie", "delta"], 1):
+        text_pdf(docs / f"{marker}.pdf", pages=n, marker=marker)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    holding = tmp_path / "holding"
+    first = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_AND_WAIT, str(docs), url, str(holding)], env=env
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while not holding.exists():
+            assert first.poll() is None and time.monotonic() < deadline, "first never wrote"
+            time.sleep(0.2)
+        second = subprocess.Popen(
+            [sys.executable, "-c", _INDEX_AND_REPORT, str(docs), url],
+            env=env,
+            stdout=subprocess.PIPE,
+        )
+        seen = _watch_readers(url, until=lambda: second.poll() is not None, kill=first)
+    finally:
+        first.kill()
+        first.wait()
+    out, _ = second.communicate(timeout=300)
+    report = json.loads(out.decode().strip().splitlines()[-1])
+    assert second.returncode == 0 and not report["failed"]
+    # The first run held alpha (the first file) when it was killed: the second wrote it.
+    assert sorted(Path(p).name for p in report["added"]) == [
+        "alpha.pdf",
+        "bravo.pdf",
+        "charlie.pdf",
+        "delta.pdf",
+    ]
+    assert seen, "the reader never looked while the second run wrote"
+    with psycopg.connect(url) as con:
+        assert con.execute("SELECT count(*) FROM documents").fetchone()[0] == 4
+        assert _documents_without_vectors(con) == []
+
+
+def _watch_readers(url: str, until, kill: subprocess.Popen) -> int:
+    """Poll as a reader until ``until()``; SIGKILL ``kill`` after the first look. Returns how
+    many looks found documents; each look asserts none lacks its vectors."""
+    looks = 0
+    with psycopg.connect(url, autocommit=True) as con:
+        while not until():
+            assert _documents_without_vectors(con) == []
+            looks += con.execute("SELECT count(*) > 0 FROM documents").fetchone()[0]
+            if kill.poll() is None and looks:
+                os.kill(kill.pid, signal.SIGKILL)
+            time.sleep(0.1)
+    return looks
+
+
+def _documents_without_vectors(con) -> list[str]:
+    return [
+        r[0]
+        for r in con.execute(
+            "SELECT d.doc_id FROM documents d WHERE NOT EXISTS (SELECT 1 FROM entries e "
+            "JOIN vec_minilm v ON v.id = e.id WHERE e.doc_id = d.doc_id)"
+        )
+    ]

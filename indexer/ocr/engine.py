@@ -26,6 +26,10 @@ MIN_CONFIDENCE = 0.5
 MIN_SKEW_DEGREES = 0.4
 # A page whose text boxes are mostly this much taller than wide is set sideways.
 TALL = 1.5
+# A ruled line is at most this many pixels thick (a heavier bar is a shaded block or a photo).
+RULE_THICKNESS = 6
+# ... and at least this many text lines long.
+RULE_LINES = 2.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +46,9 @@ class PageOcr:
     # given in the turned frame.
     rotation: int
     skew: float  # degrees the scan was turned to straighten it
+    # Ruled lines (table borders, rules under headers) as (x0, y0, x1, y1) in points of the
+    # upright page: drawn on the page so the table reader finds them as in a born-digital PDF.
+    rules: tuple[BBox, ...] = ()
 
     @property
     def confidence(self) -> float | None:
@@ -53,7 +60,7 @@ class PageOcr:
 
 
 # Raised when this module reads a page differently, so cached pages are read again.
-READER_REVISION = 2
+READER_REVISION = 3
 
 
 def engine_version() -> str:
@@ -94,7 +101,8 @@ def read_image(gray: np.ndarray, points_per_pixel: float) -> PageOcr:
         for box, (text, score) in zip(boxes, _recognise(image, boxes), strict=True)
         if text.strip() and score >= MIN_CONFIDENCE
     ]
-    return PageOcr(tuple(lines), rotation, skew)
+    rules = tuple(_to_points(rule, back, points_per_pixel) for rule in _ruled_lines(image, boxes))
+    return PageOcr(tuple(lines), rotation, skew, rules)
 
 
 def _boxes(image: np.ndarray) -> list[np.ndarray]:
@@ -143,8 +151,12 @@ def _respace(crop: np.ndarray, text: str, info: list) -> str:
     out = [letters[0]]
     for i in range(1, len(letters)):
         left, right = at[i - 1] * scale, at[i] * scale
+        # A "1" stands alone in a digit's width, so "2019" and "11,313" show word-wide gaps;
+        # between two digits only a gap as wide as the line is tall parts them.
+        figures = letters[i - 1].isdigit() and letters[i].isdigit()
+        least = crop.shape[0] if figures else 0
         if _may_part(letters[i - 1], letters[i]) and any(
-            left < (start + end) / 2 < right for start, end in gaps
+            left < (start + end) / 2 < right and end - start >= least for start, end in gaps
         ):
             out.append(" ")
         out.append(letters[i])
@@ -184,6 +196,36 @@ def _blank_runs(crop: np.ndarray) -> list[tuple[int, int]]:
                 runs.append((start, x))
             start = None
     return runs
+
+
+def _ruled_lines(image: np.ndarray, boxes: list[np.ndarray]) -> list[np.ndarray]:
+    """Long thin runs of ink, across or down the page: each as the corners of its box.
+
+    Ink is what is much darker than the paper; a morphological opening with a long flat (or
+    tall) kernel keeps only runs at least that long. Letters' strokes are shorter than
+    RULE_LINES text lines are tall, and than a 25th of the page's width. Underlined text yields
+    a rule too, as in a born-digital PDF."""
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    _, ink = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
+    # Filled areas (a shaded header, a photo) are not rules, nor part of the rules they touch.
+    square = cv2.getStructuringElement(cv2.MORPH_RECT, (RULE_THICKNESS + 1,) * 2)
+    solid = cv2.dilate(cv2.morphologyEx(ink, cv2.MORPH_OPEN, square), square)
+    ink = cv2.bitwise_and(ink, cv2.bitwise_not(solid))
+    height, width = ink.shape
+    line = float(np.median([_sides(box)[1] for box in boxes])) if boxes else 20.0
+    least = max(20, round(RULE_LINES * line))
+    found = []
+    for kernel, across in (
+        (cv2.getStructuringElement(cv2.MORPH_RECT, (max(width // 25, least), 1)), True),
+        (cv2.getStructuringElement(cv2.MORPH_RECT, (1, least)), False),
+    ):
+        runs = cv2.morphologyEx(ink, cv2.MORPH_OPEN, kernel)
+        count, _, stats, _ = cv2.connectedComponentsWithStats(runs, connectivity=8)
+        for x, y, w, h, _ in stats[1:count]:
+            thin = h <= RULE_THICKNESS if across else w <= RULE_THICKNESS
+            if thin:
+                found.append(np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]]))
+    return found
 
 
 def _orientation(image: np.ndarray, boxes: list[np.ndarray]) -> int:

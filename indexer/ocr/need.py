@@ -22,8 +22,10 @@ INK_LEVEL = 160
 UNREAD_INK_SHARE = 0.5
 # ... and images cover at least this share of the page: a scan, not a chart in a report.
 SCAN_AREA_SHARE = 0.5
-# Pages with less ink than this share of their area are blank.
+# Pages with less ink than this share of their area are blank; for this test any mark darker
+# than BLANK_LEVEL counts (at PROBE_DPI, a few short lines of text average out to light grey).
 BLANK_SHARE = 0.002
+BLANK_LEVEL = 200
 
 
 def needs_ocr(page: pymupdf.Page, mode: OcrMode) -> bool:
@@ -42,10 +44,11 @@ def needs_ocr(page: pymupdf.Page, mode: OcrMode) -> bool:
 
 def _unread_ink_share(page: pymupdf.Page, images: list[pymupdf.Rect]) -> float:
     pix = page.get_pixmap(dpi=PROBE_DPI, colorspace=pymupdf.csGRAY, alpha=False)
-    ink = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.h, pix.w) < INK_LEVEL
-    total = int(ink.sum())
-    if total < BLANK_SHARE * ink.size:
+    gray = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.h, pix.w)
+    if int((gray < BLANK_LEVEL).sum()) < BLANK_SHARE * gray.size:
         return 0.0
+    ink = gray < INK_LEVEL
+    total = max(int(ink.sum()), 1)
     scale = pix.w / page.rect.width
     on_images = np.zeros_like(ink)
     for rect in images:

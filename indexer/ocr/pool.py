@@ -138,10 +138,18 @@ class OcrPool:
 
 def _to_json(result: PageOcr) -> str:
     lines = [[line.text, *line.bbox, line.confidence] for line in result.lines]
-    return json.dumps({"rotation": result.rotation, "skew": result.skew, "lines": lines})
+    return json.dumps(
+        {
+            "rotation": result.rotation,
+            "skew": result.skew,
+            "lines": lines,
+            "rules": [list(rule) for rule in result.rules],
+        }
+    )
 
 
 def _from_json(text: str) -> PageOcr:
     data = json.loads(text)
     lines = tuple(OcrLine(t, (x0, y0, x1, y1), c) for t, x0, y0, x1, y1, c in data["lines"])
-    return PageOcr(lines, data["rotation"], data["skew"])
+    rules = tuple(tuple(rule) for rule in data.get("rules", []))
+    return PageOcr(lines, data["rotation"], data["skew"], rules)

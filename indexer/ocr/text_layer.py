@@ -55,7 +55,25 @@ def write_text_layer(page: pymupdf.Page, ocr: PageOcr, *, replace: bool) -> pymu
         line, box = block["line"], pymupdf.Rect(block["bbox"])
         if not any(_mostly_inside(box, other) for other in own):
             _put_line(page, line.text, box)
+    _draw_rules(page, ocr.rules)
     return to_shown if ocr.rotation else None
+
+
+def _draw_rules(page: pymupdf.Page, rules: tuple) -> None:
+    """Ruled lines as thin vector lines along their middle, as a born-digital table draws
+    them (the page is never shown or saved; the table reader reads its drawings)."""
+    if not rules:
+        return
+    shape = page.new_shape()
+    for x0, y0, x1, y1 in rules:
+        if x1 - x0 >= y1 - y0:
+            middle = (y0 + y1) / 2
+            shape.draw_line((x0, middle), (x1, middle))
+        else:
+            middle = (x0 + x1) / 2
+            shape.draw_line((middle, y0), (middle, y1))
+    shape.finish(width=0.5, color=(0, 0, 0))
+    shape.commit()
 
 
 def turned_to_shown(rotation: int, width: float, height: float) -> pymupdf.Matrix:

@@ -6,6 +6,8 @@ one of them create the schema while the others wait, then find it there.
 
 from __future__ import annotations
 
+import hashlib
+
 import psycopg
 
 from storage import migrations, schema
@@ -34,12 +36,20 @@ def ensure_schema(con: psycopg.Connection) -> bool:
                     for statement in _statements(step):
                         con.execute(statement)
                 reindex |= migration.reindex
-        for statement in [*ddl.views(), *ddl.vector_side()]:
-            con.execute(statement)
         s = get_settings()
         limits = {"statement_timeout": f"{int(s.sql_seconds * 1000)}ms"}
-        for statement in ddl.reader_role(_secret(s.pg_reader_password), limits):
-            con.execute(statement)
+        statements = [
+            *ddl.views(),
+            *ddl.vector_side(),
+            *ddl.reader_role(_secret(s.pg_reader_password), limits),
+        ]
+        # Only when something changed: CREATE INDEX takes a lock that waits for every open
+        # write, so a second indexer would wait for the first one's document to commit.
+        fingerprint = hashlib.sha256("\n".join(statements).encode()).hexdigest()
+        if read_meta_if_any(con, "schema_fingerprint") != fingerprint:
+            for statement in statements:
+                con.execute(statement)
+            _write_meta(con, "schema_fingerprint", fingerprint)
         _write_meta(con, "schema_version", str(newest))
         if reindex and con.execute("SELECT count(*) FROM documents").fetchone()[0]:
             _write_meta(con, migrations.PENDING_REINDEX, "1")
@@ -55,11 +65,14 @@ def read_meta(con: psycopg.Connection, key: str) -> str | None:
     return None if row is None else row[0]
 
 
-def _recorded_version(con: psycopg.Connection) -> int | None:
+def read_meta_if_any(con: psycopg.Connection, key: str) -> str | None:
+    """A bookkeeping value, None if unset or if the store has no schema yet."""
     exists = con.execute("SELECT to_regclass(%s)", [schema.META_TABLE]).fetchone()[0]
-    if exists is None:
-        return None
-    value = read_meta(con, "schema_version")
+    return None if exists is None else read_meta(con, key)
+
+
+def _recorded_version(con: psycopg.Connection) -> int | None:
+    value = read_meta_if_any(con, "schema_version")
     return int(value) if value is not None else None
 
 

@@ -9,7 +9,8 @@ other's counts only briefly and never deadlock.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 import psycopg
@@ -29,6 +30,7 @@ class PostgresWriter:
     def __init__(self, url: str) -> None:
         self.url = url
         self._con: psycopg.Connection | None = None
+        self._claims: psycopg.Connection | None = None
         self.needs_reindex = False
 
     def __enter__(self) -> PostgresWriter:
@@ -38,12 +40,16 @@ class PostgresWriter:
         finally:
             con.close()
         self._con = connect(self.url)
+        # Claims are session advisory locks on a connection of their own: they end with the
+        # process that holds them, however it ends (the server sees its connection close).
+        self._claims = psycopg.connect(self.url, autocommit=True)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._con is not None:
-            self._con.close()
-            self._con = None
+        for con in (self._con, self._claims):
+            if con is not None:
+                con.close()
+        self._con = self._claims = None
 
     @property
     def con(self) -> psycopg.Connection:
@@ -56,10 +62,28 @@ class PostgresWriter:
             rows = self.con.execute("SELECT path, doc_id, sha256 FROM documents").fetchall()
         return {path: (doc_id, sha) for path, doc_id, sha in rows}
 
-    def embedded_doc_ids(self) -> set[str]:
-        """Documents in the store: each was written with its vectors, or not at all."""
+    def has_document(self, doc_id: str, sha256: str) -> bool:
         with self.con.transaction():
-            return {r[0] for r in self.con.execute("SELECT doc_id FROM documents")}
+            found = self.con.execute(
+                "SELECT 1 FROM documents WHERE doc_id = %s AND sha256 = %s", [doc_id, sha256]
+            ).fetchone()
+        return found is not None
+
+    @contextmanager
+    def claim(self, doc_id: str, *, wait: bool) -> Iterator[bool]:
+        """Hold the document's advisory lock (its 64-bit id is the key, so two documents never
+        share one) while the block runs; False if another session holds it and not ``wait``."""
+        assert self._claims is not None, "use PostgresWriter as a context manager"
+        key = int.from_bytes(bytes.fromhex(doc_id[:16]), "big", signed=True)
+        if wait:
+            self._claims.execute("SELECT pg_advisory_lock(%s)", [key])
+        elif not self._claims.execute("SELECT pg_try_advisory_lock(%s)", [key]).fetchone()[0]:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            self._claims.execute("SELECT pg_advisory_unlock(%s)", [key])
 
     # -- writes --------------------------------------------------------------------------
     def ensure_collection(self, name: str, model: str, dim: int) -> None:
@@ -72,6 +96,8 @@ class PostgresWriter:
                 raise ValueError(
                     f"collection {name!r} holds {found[0]} ({found[1]}-d) vectors, not {model}"
                 )
+            if found:  # made already; its DDL would wait for every open write to commit
+                return
             for statement in ddl.vector_table(vec_table(name), dim):
                 self.con.execute(statement)
             self.con.execute(
