@@ -78,6 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="sentence-transformers model (default: all-MiniLM-L6-v2, or $DOCSYM_MODEL)",
     )
     p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes that parse and embed documents at once (default 1)",
+    )
+    p.add_argument(
         "--ocr",
         choices=("auto", "off", "force"),
         default=None,
@@ -196,6 +203,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
                 progress=progress,
                 model_name=args.model,
                 ocr=args.ocr,
+                workers=args.workers,
             )
     except (FileNotFoundError, IndexLockedError) as exc:
         err.print(f"[red]error[/]: {exc}")

@@ -1,33 +1,30 @@
-"""``docsym index``: discover files, skip unchanged ones, parse, write one document at a time."""
+"""``docsym index``: discover files, skip unchanged ones, parse, write one document at a time.
+
+With ``workers`` > 1, documents are parsed and embedded in that many worker processes
+(``indexer/prepare.py``) while this process writes them, one at a time, in the order they are
+ready."""
 
 from __future__ import annotations
 
-import logging
+import multiprocessing
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from indexer.discover import discover, doc_id_for, file_format, sha256_of
-from indexer.errors import ParseError
-from indexer.graph import build_graph
-from indexer.model import ParsedDocument
+from indexer.discover import discover, doc_id_for, sha256_of
 from indexer.ocr.need import OcrMode
 from indexer.ocr.pages import OcrRun
 from indexer.ocr.pool import OcrCache, OcrPool
-from indexer.office import OFFICE_PARSERS
-from indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
+from indexer.prepare import FilePlan, Prepared, prepare, prepare_in_worker, start_worker
 from indexer.sinks import Sink, ocr_cache_path, open_sink
-from indexer.summaries import LlmSummariser, summarise_document, summariser_from_settings
-from indexer.views import FileFacts, build_rows
+from indexer.summaries import summariser_from_settings
 from storage.encoder import get_encoder
 from storage.settings import get_settings
-
-log = logging.getLogger(__name__)
-
-OFFICE: dict[str, Callable[[Path], ParsedDocument]] = OFFICE_PARSERS
 
 
 @dataclass
@@ -60,15 +57,6 @@ class Progress:
     def ocr_page(self, path: Path, done: int, total: int) -> None: ...
 
 
-@dataclass
-class _Plan:
-    path: Path
-    sha256: str
-    doc_id: str
-    replaces: list[str]  # doc_ids this file's new version replaces
-    is_update: bool
-
-
 def index_paths(
     paths: list[Path],
     target: Path | str,
@@ -77,17 +65,18 @@ def index_paths(
     progress: Progress | None = None,
     model_name: str | None = None,
     ocr: OcrMode | None = None,
+    workers: int = 1,
 ) -> IndexReport:
     """Index the files under ``paths`` into ``target``, an index directory or a
-    ``postgresql://`` store URL; ``ocr`` overrides DOCSYM_OCR."""
+    ``postgresql://`` store URL; ``ocr`` overrides DOCSYM_OCR; ``workers`` processes parse and
+    embed at once."""
     started = time.perf_counter()
     progress = progress or Progress()
     report = IndexReport()
     files = discover(paths)
     settings = get_settings()
+    mode = ocr or settings.ocr
     sink = open_sink(target, get_encoder(model_name))
-    pool = OcrPool(settings.ocr_workers or os.cpu_count() or 1, OcrCache(ocr_cache_path(target)))
-    reading = OcrRun(pool, ocr or settings.ocr)
     failed = True
     try:
         stale = sink.stale()
@@ -95,31 +84,142 @@ def index_paths(
             stale |= {doc_id for doc_id, _ in sink.documents_by_path().values()}
         plans = _plan(files, sink.documents_by_path(), stale, report)
         progress.start(len(plans))
-        llm = summariser_from_settings(settings)
-        busy: list[_Plan] = []  # being indexed by another run: come back to them at the end
-        for plan in plans:
-            if not _claimed_and_indexed(plan, sink, llm, report, reading, progress, wait=False):
-                busy.append(plan)
-        for plan in busy:  # waits for the other run; if it died, its claim died with it
-            _claimed_and_indexed(plan, sink, llm, report, reading, progress, wait=True)
+        with ExitStack() as stack:
+            claims = _Claims(sink, stack)
+            if workers > 1 and len(plans) > 1:
+                ready = _in_workers(plans, claims, stack, workers, model_name, mode, target)
+            else:
+                ready = _in_process(plans, claims, sink, stack, model_name, mode, target, progress)
+            for prepared in ready:
+                _write(prepared, sink, report)
+                claims.release(prepared.plan)
+                progress.file_done(prepared.plan.path, prepared.pages)
+            for plan in claims.done:
+                report.unchanged.append(str(plan.path))
+                progress.file_done(plan.path, 0)
         if prune:
             _prune(sink, report)
         if sink.needs_reindex:
             sink.reindex_done()
         failed = False
     finally:
-        try:
-            sink.close(failed)
-        finally:
-            pool.close()
+        sink.close(failed)
     report.elapsed = time.perf_counter() - started
     return report
 
 
+def _in_process(
+    plans: list[FilePlan],
+    claims: _Claims,
+    sink: Sink,
+    stack: ExitStack,
+    model_name: str | None,
+    mode: OcrMode,
+    target: Path | str,
+    progress: Progress,
+) -> Iterator[Prepared]:
+    settings = get_settings()
+    pool = OcrPool(settings.ocr_workers or os.cpu_count() or 1, OcrCache(ocr_cache_path(target)))
+    stack.callback(pool.close)
+    reading = OcrRun(pool, mode)
+    llm = summariser_from_settings(settings)
+    for plan in claims.take(plans):
+        progress.file_started(plan.path)
+        reading.on_page = partial(progress.ocr_page, plan.path)
+        yield prepare(plan, reading, sink.encoder, llm)
+
+
+def _in_workers(
+    plans: list[FilePlan],
+    claims: _Claims,
+    stack: ExitStack,
+    workers: int,
+    model_name: str | None,
+    mode: OcrMode,
+    target: Path | str,
+) -> Iterator[Prepared]:
+    """Prepared documents as workers finish them; at most ``workers`` claimed ahead."""
+    executor = ProcessPoolExecutor(
+        workers,
+        # spawn: a forked copy of a process holding ONNX Runtime's threads can hang.
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=start_worker,
+        initargs=(model_name, mode, ocr_cache_path(target)),
+    )
+    stack.callback(executor.shutdown, cancel_futures=True)
+    running: set[Future] = set()
+    for plan in claims.take(plans):
+        running.add(executor.submit(prepare_in_worker, plan))
+        if len(running) >= workers:
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            yield from (future.result() for future in done)
+    for future in running:
+        yield future.result()
+
+
+class _Claims:
+    """The documents this run may write, each claimed until it is written (another run on the
+    same store skips it meanwhile)."""
+
+    def __init__(self, sink: Sink, stack: ExitStack) -> None:
+        self.sink = sink
+        self.held: dict[str, ExitStack] = {}
+        self.done: list[FilePlan] = []  # written by another run meanwhile
+        stack.callback(self._release_all)
+
+    def take(self, plans: list[FilePlan]) -> Iterator[FilePlan]:
+        """The plans to index, claimed. Documents another run holds come last, after waiting
+        for it; those it wrote meanwhile are skipped."""
+        busy: list[FilePlan] = []
+        for wait_for_it, queue in ((False, plans), (True, busy)):
+            for plan in queue:
+                with ExitStack() as held:
+                    claim = held.enter_context(
+                        self.sink.claim(plan.doc_id, plan.sha256, wait=wait_for_it)
+                    )
+                    if claim == "busy":
+                        busy.append(plan)
+                        continue
+                    if claim == "done":
+                        self.done.append(plan)
+                        continue
+                    self.held[plan.doc_id] = held.pop_all()
+                yield plan
+
+    def release(self, plan: FilePlan) -> None:
+        held = self.held.pop(plan.doc_id, None)
+        if held is not None:
+            held.close()
+
+    def _release_all(self) -> None:
+        for held in self.held.values():
+            held.close()
+        self.held.clear()
+
+
+def _write(prepared: Prepared, sink: Sink, report: IndexReport) -> None:
+    path = str(prepared.plan.path)
+    if prepared.failure is not None:
+        report.failed.append((path, prepared.failure))
+        return
+    plan = prepared.plan
+    assert prepared.rows is not None and prepared.vectors is not None
+    sink.write(prepared.rows, plan.doc_id, plan.replaces, prepared.entries, prepared.vectors)
+    (report.updated if plan.is_update else report.added).append(path)
+    if prepared.no_text:
+        report.no_text.append(path)
+    report.warnings.extend((path, w) for w in prepared.warnings)
+    report.pages += prepared.pages
+    report.ocr_pages += prepared.ocr_pages
+    report.tables += prepared.tables
+    report.figures += prepared.figures
+    report.equations += prepared.equations
+
+
 def _plan(
     files: list[Path], known: dict[str, tuple[str, str]], stale: set[str], report: IndexReport
-) -> list[_Plan]:
-    plans: list[_Plan] = []
+) -> list[FilePlan]:
+    plans: list[FilePlan] = []
     known_ids = {doc_id: path for path, (doc_id, _) in known.items()}
     planned_ids: set[str] = set()
     for path in files:
@@ -144,66 +244,8 @@ def _plan(
         replaces = [previous[0]] if previous else []
         if twin and twin != str(path):  # the file moved: re-index it under its new path
             replaces.append(doc_id)
-        plans.append(_Plan(path, sha, doc_id, replaces, is_update=previous is not None))
+        plans.append(FilePlan(path, sha, doc_id, replaces, is_update=previous is not None))
     return plans
-
-
-def _claimed_and_indexed(
-    plan: _Plan,
-    sink: Sink,
-    llm: LlmSummariser | None,
-    report: IndexReport,
-    reading: OcrRun,
-    progress: Progress,
-    *,
-    wait: bool,
-) -> bool:
-    """Index the planned file unless another run holds its document; False if one does (and
-    ``wait`` is off). A document another run wrote meanwhile is not written again."""
-    with sink.claim(plan.doc_id, plan.sha256, wait=wait) as claim:
-        if claim == "busy":
-            return False
-        progress.file_started(plan.path)
-        pages = 0
-        if claim == "done":
-            report.unchanged.append(str(plan.path))
-        else:
-            reading.on_page = partial(progress.ocr_page, plan.path)
-            pages = _index_one(plan, sink, llm, report, reading)
-        progress.file_done(plan.path, pages)
-    return True
-
-
-def _index_one(
-    plan: _Plan, sink: Sink, llm: LlmSummariser | None, report: IndexReport, reading: OcrRun
-) -> int:
-    path = str(plan.path)
-    fmt = file_format(plan.path) or "pdf"  # explicitly named files are tried as PDF
-    try:
-        parsed = parse_pdf(plan.path, reading) if fmt == "pdf" else OFFICE[fmt](plan.path)
-    except ParseError as exc:
-        report.failed.append((path, str(exc)))
-        return 0
-    except Exception as exc:  # a parser bug on one file must not stop the run
-        log.exception("unexpected error parsing %s", path)
-        report.failed.append((path, f"internal error: {type(exc).__name__}: {exc}"))
-        return 0
-    facts = FileFacts(plan.doc_id, plan.path, plan.sha256, plan.path.stat().st_size)
-    summaries = summarise_document(parsed, llm=llm)
-    report.warnings.extend((path, f"LLM summariser: {e}") for e in summaries.llm_errors)
-    views = build_rows(facts, parsed, summaries)
-    graph = build_graph(plan.doc_id, views, sink.encoder.encode, sink.encoder.dim)
-    sink.write(views.merged(graph.rows), plan.doc_id, plan.replaces, known=graph.vectors)
-    (report.updated if plan.is_update else report.added).append(path)
-    if NO_TEXT_WARNING in parsed.warnings:
-        report.no_text.append(path)
-    report.warnings.extend((path, w) for w in parsed.warnings if w != NO_TEXT_WARNING)
-    report.pages += len(parsed.pages)
-    report.ocr_pages += sum(1 for p in parsed.pages if p.ocr)
-    report.tables += len(parsed.tables)
-    report.figures += len(parsed.figures)
-    report.equations += len(parsed.equations)
-    return len(parsed.pages)
 
 
 def _prune(sink: Sink, report: IndexReport) -> None:

@@ -19,7 +19,6 @@ from typing import Literal
 
 import numpy as np
 
-from indexer.embedding import build_entries, embed_entries
 from storage.encoder import Encoder
 from storage.paths import IndexPaths, is_store_url
 from storage.rows import DocumentRows
@@ -45,8 +44,7 @@ def ocr_cache_path(target: Path | str) -> Path:
 
 
 class Sink(ABC):
-    """Takes documents one at a time. Entries and vectors are made here from the rows, the
-    same for both sinks; where they are kept is each sink's own."""
+    """Takes documents one at a time, with their entries and vectors."""
 
     encoder: Encoder
     needs_reindex: bool  # the schema changed: every document must be indexed again
@@ -57,10 +55,11 @@ class Sink(ABC):
         rows: DocumentRows,
         doc_id: str,
         replaces: list[str],
-        known: dict[str, np.ndarray] | None = None,
+        entries: list[Entry],
+        matrix: np.ndarray,
     ) -> None:
-        entries = build_entries(rows)
-        matrix = embed_entries(entries, rows, self.encoder, known)
+        """Replace ``replaces`` (and the document's own earlier rows) with the document:
+        ``rows``, and ``entries`` with their vectors (``matrix[i]`` for ``entries[i]``)."""
         if not self._collection_ready:
             self._ensure_collection(
                 self.encoder.collection, self.encoder.model_name, self.encoder.dim

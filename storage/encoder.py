@@ -74,7 +74,12 @@ class Encoder:
 
         try:
             cache = get_settings().cache.expanduser()
-            return OnnxEncoder(path, cache, quantize=self.backend == "onnx-int8")
+            return OnnxEncoder(
+                path,
+                cache,
+                quantize=self.backend == "onnx-int8",
+                threads=get_settings().encoder_threads,
+            )
         except Exception as exc:  # export needs torch and onnx; torch still works without them
             log.warning("ONNX encoder unavailable (%s); using sentence-transformers", exc)
             return None

@@ -50,6 +50,12 @@ class Settings(BaseSettings):
         description="How the model runs: ONNX Runtime (fp32), its int8 model, or "
         "sentence-transformers on torch.",
     )
+    encoder_threads: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="Threads one encoder runs on (each `docsym index --workers` process uses 1).",
+    )
     cache: Path = Field(
         default=Path("~/.cache/docsym"),
         description="Where the model's one-time ONNX export is kept.",

@@ -143,3 +143,28 @@ def test_an_index_from_an_older_schema_is_indexed_again(tmp_path: Path) -> None:
         assert int(version) == migrations.SCHEMA_VERSION
         assert con.execute("SELECT count(*) FROM tree_nodes").fetchone()[0] > 0
     assert index_paths([folder], index).unchanged  # and now it is current
+
+
+def test_workers_parse_in_parallel_into_the_same_index(tmp_path: Path) -> None:
+    """--workers 2: documents parsed and embedded in two processes, written by one; the index
+    holds the same rows and vectors as a one-process run, and a bad file is still reported."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n, marker in enumerate(["alpha", "bravo", "charlie"], 1):
+        pdf_factory.text_pdf(docs / f"{marker}.pdf", pages=n, marker=marker)
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.7 not really")
+    one = index_paths([docs], tmp_path / "one")
+    two = index_paths([docs], tmp_path / "two", workers=2)
+    assert sorted(two.added) == sorted(one.added) and len(two.added) == 3
+    assert [Path(p).name for p, _ in two.failed] == ["broken.pdf"]
+    assert two.pages == one.pages == 6
+
+    def contents(index: Path) -> dict[str, list]:
+        with duckdb.connect(str(index / "index.duckdb"), read_only=True) as con:
+            return {
+                t.name: sorted(con.execute(f"SELECT {t.primary_key} FROM {t.name}").fetchall())
+                for t in schema.TABLES
+            }
+
+    assert contents(tmp_path / "two") == contents(tmp_path / "one")
+    assert main(["check", "--index", str(tmp_path / "two")]) == 0

@@ -44,6 +44,7 @@ class OcrCache:
 
     def __init__(self, path: Path) -> None:
         self.db = apsw.Connection(str(path))
+        self.db.set_busy_timeout(10_000)  # index workers share the file
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("CREATE TABLE IF NOT EXISTS ocr_pages (key TEXT PRIMARY KEY, result TEXT)")
 

@@ -1,0 +1,109 @@
+"""One file -> everything a sink writes: its rows, entries and their vectors, and what the run
+report says of it. Runs in the indexing process, or in worker processes (``docsym index
+--workers N``) that parse and embed documents in parallel while the one writer writes."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from indexer.discover import file_format
+from indexer.embedding import build_entries, embed_entries
+from indexer.errors import ParseError
+from indexer.graph import build_graph
+from indexer.model import ParsedDocument
+from indexer.ocr.need import OcrMode
+from indexer.ocr.pages import OcrRun
+from indexer.ocr.pool import OcrCache, OcrPool
+from indexer.office import OFFICE_PARSERS
+from indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
+from indexer.summaries import LlmSummariser, summarise_document, summariser_from_settings
+from indexer.views import FileFacts, build_rows
+from storage.encoder import Encoder, get_encoder
+from storage.rows import DocumentRows
+from storage.settings import get_settings
+from storage.vectors import Entry
+
+log = logging.getLogger(__name__)
+
+OFFICE: dict[str, Callable[[Path], ParsedDocument]] = OFFICE_PARSERS
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    path: Path
+    sha256: str
+    doc_id: str
+    replaces: list[str]  # doc_ids this file's new version replaces
+    is_update: bool
+
+
+@dataclass
+class Prepared:
+    plan: FilePlan
+    failure: str | None = None  # why the file could not be read; nothing to write then
+    rows: DocumentRows | None = None
+    entries: list[Entry] = field(default_factory=list)
+    vectors: np.ndarray | None = None
+    warnings: list[str] = field(default_factory=list)
+    no_text: bool = False
+    pages: int = 0
+    ocr_pages: int = 0
+    tables: int = 0
+    figures: int = 0
+    equations: int = 0
+
+
+def prepare(
+    plan: FilePlan, reading: OcrRun, encoder: Encoder, llm: LlmSummariser | None
+) -> Prepared:
+    fmt = file_format(plan.path) or "pdf"  # explicitly named files are tried as PDF
+    try:
+        parsed = parse_pdf(plan.path, reading) if fmt == "pdf" else OFFICE[fmt](plan.path)
+    except ParseError as exc:
+        return Prepared(plan, failure=str(exc))
+    except Exception as exc:  # a parser bug on one file must not stop the run
+        log.exception("unexpected error parsing %s", plan.path)
+        return Prepared(plan, failure=f"internal error: {type(exc).__name__}: {exc}")
+    facts = FileFacts(plan.doc_id, plan.path, plan.sha256, plan.path.stat().st_size)
+    summaries = summarise_document(parsed, llm=llm)
+    views = build_rows(facts, parsed, summaries)
+    graph = build_graph(plan.doc_id, views, encoder.encode, encoder.dim)
+    rows = views.merged(graph.rows)
+    entries = build_entries(rows)
+    return Prepared(
+        plan,
+        rows=rows,
+        entries=entries,
+        vectors=embed_entries(entries, rows, encoder, graph.vectors),
+        warnings=[f"LLM summariser: {e}" for e in summaries.llm_errors]
+        + [w for w in parsed.warnings if w != NO_TEXT_WARNING],
+        no_text=NO_TEXT_WARNING in parsed.warnings,
+        pages=len(parsed.pages),
+        ocr_pages=sum(1 for p in parsed.pages if p.ocr),
+        tables=len(parsed.tables),
+        figures=len(parsed.figures),
+        equations=len(parsed.equations),
+    )
+
+
+# -- in a worker process ---------------------------------------------------------------------
+_WORKER: dict[str, object] = {}
+
+
+def start_worker(model_name: str | None, ocr: OcrMode, ocr_cache: Path) -> None:
+    """Initialise a worker: one encoder thread and one OCR process, so N workers use N cores."""
+    os.environ["DOCSYM_ENCODER_THREADS"] = "1"
+    get_settings.cache_clear()
+    _WORKER["encoder"] = get_encoder(model_name)
+    _WORKER["reading"] = OcrRun(OcrPool(1, OcrCache(ocr_cache)), ocr)
+    _WORKER["llm"] = summariser_from_settings(get_settings())
+
+
+def prepare_in_worker(plan: FilePlan) -> Prepared:
+    return prepare(plan, _WORKER["reading"], _WORKER["encoder"], _WORKER["llm"])  # type: ignore[arg-type]
