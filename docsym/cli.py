@@ -85,6 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="processes that parse and embed documents at once (default 1)",
     )
     p.add_argument(
+        "--dask",
+        default=None,
+        metavar="SCHEDULER",
+        help="parse and embed on a Dask cluster (scheduler address, or 'local' for a "
+        "LocalCluster of --workers processes); this process writes",
+    )
+    p.add_argument(
         "--ocr",
         choices=("auto", "off", "force"),
         default=None,
@@ -204,6 +211,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
                 model_name=args.model,
                 ocr=args.ocr,
                 workers=args.workers,
+                dask=args.dask,
             )
     except (FileNotFoundError, IndexLockedError) as exc:
         err.print(f"[red]error[/]: {exc}")

@@ -10,7 +10,7 @@ import multiprocessing
 import os
 import time
 from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
@@ -20,7 +20,7 @@ from indexer.discover import discover, doc_id_for, sha256_of
 from indexer.ocr.need import OcrMode
 from indexer.ocr.pages import OcrRun
 from indexer.ocr.pool import OcrCache, OcrPool
-from indexer.prepare import FilePlan, Prepared, prepare, prepare_in_worker, start_worker
+from indexer.prepare import FilePlan, Prepared, prepare, prepare_in_worker
 from indexer.sinks import Sink, ocr_cache_path, open_sink
 from indexer.summaries import summariser_from_settings
 from storage.encoder import get_encoder
@@ -66,10 +66,12 @@ def index_paths(
     model_name: str | None = None,
     ocr: OcrMode | None = None,
     workers: int = 1,
+    dask: str | None = None,
 ) -> IndexReport:
     """Index the files under ``paths`` into ``target``, an index directory or a
-    ``postgresql://`` store URL; ``ocr`` overrides DOCSYM_OCR; ``workers`` processes parse and
-    embed at once."""
+    ``postgresql://`` store URL; ``ocr`` overrides DOCSYM_OCR. ``workers`` processes parse and
+    embed at once; with ``dask`` (a scheduler address, or "local" for a LocalCluster of
+    ``workers`` processes) a Dask cluster's workers do."""
     started = time.perf_counter()
     progress = progress or Progress()
     report = IndexReport()
@@ -86,8 +88,9 @@ def index_paths(
         progress.start(len(plans))
         with ExitStack() as stack:
             claims = _Claims(sink, stack)
-            if workers > 1 and len(plans) > 1:
-                ready = _in_workers(plans, claims, stack, workers, model_name, mode, target)
+            if dask or (workers > 1 and len(plans) > 1):
+                executor, slots = _executor(stack, workers, dask)
+                ready = _in_workers(plans, claims, executor, slots, model_name, mode, target)
             else:
                 ready = _in_process(plans, claims, sink, stack, model_name, mode, target, progress)
             for prepared in ready:
@@ -129,28 +132,51 @@ def _in_process(
         yield prepare(plan, reading, sink.encoder, llm)
 
 
+def _executor(stack: ExitStack, workers: int, dask: str | None) -> tuple[Executor, int]:
+    """Local worker processes, or a Dask cluster's; and how many documents to keep going."""
+    if dask is None:
+        executor = ProcessPoolExecutor(
+            workers,
+            # spawn: a forked copy of a process holding ONNX Runtime's threads can hang.
+            mp_context=multiprocessing.get_context("spawn"),
+        )
+        stack.callback(executor.shutdown, cancel_futures=True)
+        return executor, workers
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise RuntimeError(
+            "docsym index --dask needs Dask distributed: pip install 'docsym[dask]'"
+        ) from None
+
+    if dask == "local":
+        cluster = LocalCluster(
+            n_workers=max(workers, 1), threads_per_worker=1, dashboard_address=None
+        )
+        stack.callback(cluster.close)
+        client = Client(cluster)
+    else:
+        client = Client(dask)
+    stack.callback(client.close)
+    slots = sum(client.nthreads().values()) or 1
+    return client.get_executor(pure=False), slots
+
+
 def _in_workers(
     plans: list[FilePlan],
     claims: _Claims,
-    stack: ExitStack,
-    workers: int,
+    executor: Executor,
+    slots: int,
     model_name: str | None,
     mode: OcrMode,
     target: Path | str,
 ) -> Iterator[Prepared]:
-    """Prepared documents as workers finish them; at most ``workers`` claimed ahead."""
-    executor = ProcessPoolExecutor(
-        workers,
-        # spawn: a forked copy of a process holding ONNX Runtime's threads can hang.
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=start_worker,
-        initargs=(model_name, mode, ocr_cache_path(target)),
-    )
-    stack.callback(executor.shutdown, cancel_futures=True)
+    """Prepared documents as workers finish them; at most ``slots`` claimed ahead."""
+    cache = ocr_cache_path(target)
     running: set[Future] = set()
     for plan in claims.take(plans):
-        running.add(executor.submit(prepare_in_worker, plan))
-        if len(running) >= workers:
+        running.add(executor.submit(prepare_in_worker, plan, model_name, mode, cache))
+        if len(running) >= slots:
             done, running = wait(running, return_when=FIRST_COMPLETED)
             yield from (future.result() for future in done)
     for future in running:

@@ -105,5 +105,11 @@ def start_worker(model_name: str | None, ocr: OcrMode, ocr_cache: Path) -> None:
     _WORKER["llm"] = summariser_from_settings(get_settings())
 
 
-def prepare_in_worker(plan: FilePlan) -> Prepared:
+def prepare_in_worker(
+    plan: FilePlan, model_name: str | None, ocr: OcrMode, ocr_cache: Path
+) -> Prepared:
+    """``prepare`` in a worker process (local, or a Dask worker on any machine), set up on its
+    first document."""
+    if not _WORKER:
+        start_worker(model_name, ocr, ocr_cache)
     return prepare(plan, _WORKER["reading"], _WORKER["encoder"], _WORKER["llm"])  # type: ignore[arg-type]

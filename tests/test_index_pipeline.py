@@ -146,8 +146,8 @@ def test_an_index_from_an_older_schema_is_indexed_again(tmp_path: Path) -> None:
 
 
 def test_workers_parse_in_parallel_into_the_same_index(tmp_path: Path) -> None:
-    """--workers 2: documents parsed and embedded in two processes, written by one; the index
-    holds the same rows and vectors as a one-process run, and a bad file is still reported."""
+    """--workers 2 and --dask local: documents parsed and embedded in two processes, written by
+    one; the index holds the same rows as a one-process run, and a bad file is still reported."""
     docs = tmp_path / "docs"
     docs.mkdir()
     for n, marker in enumerate(["alpha", "bravo", "charlie"], 1):
@@ -168,3 +168,7 @@ def test_workers_parse_in_parallel_into_the_same_index(tmp_path: Path) -> None:
 
     assert contents(tmp_path / "two") == contents(tmp_path / "one")
     assert main(["check", "--index", str(tmp_path / "two")]) == 0
+    # The same on a Dask cluster (a LocalCluster of two worker processes).
+    dask = index_paths([docs], tmp_path / "dask", workers=2, dask="local")
+    assert sorted(dask.added) == sorted(one.added)
+    assert contents(tmp_path / "dask") == contents(tmp_path / "one")
