@@ -181,8 +181,18 @@ def test_client_sql_is_confined_by_the_read_only_role(both) -> None:
         with pytest.raises(SqlError, match=reason):
             run_sql(shared, sql)
     with pytest.raises(SqlStopped, match="time limit"):
-        # The role's own SET is rolled back with its transaction; the limit holds.
+        shared.client_sql(
+            "SELECT sum(a.i * b.i) FROM generate_series(1, 100000) a(i), "
+            "generate_series(1, 100000) b(i)",
+            5,
+        )
+    with pytest.raises(SqlStopped, match="memory limit"):  # spilling past temp_file_limit
         shared.client_sql("SELECT count(*) FROM generate_series(1, 1e11)", 5)
+    # Limits a statement cannot lift: set on the role, temp_file_limit by a superuser only.
+    limits = run_sql(shared, "SELECT current_setting('temp_file_limit') AS t").rows
+    assert limits == [["1GB"]]
+    with pytest.raises(SqlError, match="permission denied"):
+        run_sql(shared, "SET temp_file_limit = -1")
     big = run_sql(shared, "SELECT repeat(text, 40) FROM sentences", limit=500)
     assert big.truncated and len(big.rows) < 183  # cut by the reply's size
     with pytest.raises(SqlFailed, match="at most"):

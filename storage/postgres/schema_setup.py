@@ -37,7 +37,11 @@ def ensure_schema(con: psycopg.Connection) -> bool:
                         con.execute(statement)
                 reindex |= migration.reindex
         s = get_settings()
-        limits = {"statement_timeout": f"{int(s.sql_seconds * 1000)}ms"}
+        limits = {
+            "statement_timeout": f"{int(s.sql_seconds * 1000)}ms",
+            "temp_file_limit": f"{s.sql_memory_mb}MB",  # what sorts may spill to disk
+            "work_mem": "64MB",
+        }
         statements = [
             *ddl.views(),
             *ddl.vector_side(),
