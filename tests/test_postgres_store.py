@@ -19,6 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from indexer.pipeline import index_paths
+from storage.paths import IndexNotFoundError
 from storage.sql_pool import SqlFailed, SqlStopped
 from storage.store import Store, open_store
 from tests.conftest import REPO, new_database
@@ -254,6 +255,14 @@ def test_replacing_a_document_keeps_bm25_statistics_exact(pg_server, tmp_path: P
             )
         )
         assert kept == counted and "omega" in kept and "alpha" not in kept
+
+
+def test_a_missing_store_is_a_clear_error(pg_server) -> None:
+    empty = new_database(pg_server, "empty")
+    with pytest.raises(IndexNotFoundError, match="no docsym store at .*docsym index PATH"):
+        open_store(empty)
+    with pytest.raises(IndexNotFoundError, match="cannot reach the store"):
+        open_store("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
 
 
 def test_mcp_server_serves_the_shared_store(pg_sample_store: str) -> None:

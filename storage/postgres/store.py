@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 import psycopg
 from psycopg import errors
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from language.terms import search_words
+from storage.paths import IndexNotFoundError
 from storage.postgres import ddl
 from storage.postgres.connect import reader_url, redacted
 from storage.settings import get_settings
@@ -44,6 +45,8 @@ K1, B = 1.2, 0.75
 EXACT_UP_TO = 20_000
 # HNSW candidates per query: at least this many, and at least twice the hits asked for.
 EF_SEARCH = 100
+# How long opening a store waits for its first connection.
+CONNECT_SECONDS = 10
 # Client SQL: memory for sorts and hashes before they spill (bounded by temp_file_limit).
 WORK_MEM = "64MB"
 
@@ -62,6 +65,19 @@ class PostgresStore(Store):
             configure=_configure,
             open=True,
         )
+        try:
+            self._pool.wait(timeout=CONNECT_SECONDS)
+            found = self.sql().execute("SELECT to_regclass('documents')").fetchone()[0]
+        except (PoolTimeout, psycopg.Error) as exc:
+            self._pool.close()
+            raise IndexNotFoundError(
+                f"cannot reach the store at {self.location}: {scrub(str(exc))}"
+            ) from None
+        if found is None:
+            self._pool.close()
+            raise IndexNotFoundError(
+                f"no docsym store at {self.location}: run `docsym index PATH --store URL`"
+            )
         self._client_pool: ConnectionPool | None = None
         self._lock = threading.Lock()
 
@@ -308,7 +324,10 @@ def to_pyformat(sql: str) -> str:
 def _configure(con: psycopg.Connection) -> None:
     from pgvector.psycopg import register_vector
 
-    register_vector(con)
+    try:
+        register_vector(con)
+    except psycopg.ProgrammingError:  # no pgvector here: not a docsym store (said on open)
+        con.rollback()
 
 
 def _count_up_to(con: psycopg.Connection, where: str, params: list, cap: int) -> int:
