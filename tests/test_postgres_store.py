@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 import numpy as np
 import psycopg
+import pymupdf
 import pytest
 from mcp import Client, StdioServerParameters
 
@@ -236,6 +237,19 @@ def test_a_document_is_written_whole_or_not_at_all(pg_server, tmp_path: Path) ->
         hits = store.fts("marker alpha page 2", limit=3)
         assert hits and store.entries([hits[0][0]])[hits[0][0]].doc_id
         assert store.collection_ids("minilm") == set(store.entry_ids("TRUE", []))
+
+
+def test_text_with_nul_characters_is_stored(pg_server, tmp_path: Path) -> None:
+    """Some PDFs' text holds NUL characters, which PostgreSQL text cannot: they are dropped."""
+    url = new_database(pg_server, "nul")
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "Null\x00byte text of a sluice gate report", fontsize=11)
+    doc.save(tmp_path / "nul.pdf")
+    report = index_paths([tmp_path / "nul.pdf"], url)
+    assert len(report.added) == 1 and not report.failed
+    with open_store(url) as store:
+        (text,) = store.sql().execute("SELECT text FROM pages").fetchone()
+        assert "Nullbyte text of a sluice gate" in text
 
 
 def test_replacing_a_document_keeps_bm25_statistics_exact(pg_server, tmp_path: Path) -> None:

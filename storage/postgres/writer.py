@@ -152,7 +152,7 @@ class PostgresWriter:
             for row in rows:
                 copy.write_row(
                     [
-                        _floats(getattr(row, name)) if is_floats else getattr(row, name)
+                        _floats(getattr(row, name)) if is_floats else _value(getattr(row, name))
                         for name, is_floats in zip(names, floats, strict=True)
                     ]
                 )
@@ -178,7 +178,7 @@ class PostgresWriter:
                             e.primary_key,
                             e.doc_id,
                             e.page_number,
-                            e.text,
+                            _value(e.text),
                             (e.table_name, e.column_name) in keyword,
                         ]
                     )
@@ -209,6 +209,15 @@ class PostgresWriter:
             copy.set_types(["int8", "vector"])
             for entry_id, vector in zip(ids, matrix, strict=True):
                 copy.write_row([entry_id, vector])
+
+
+def _value(value):
+    """PostgreSQL text cannot hold NUL characters (some PDFs' text does): they are dropped."""
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, list):
+        return [_value(v) for v in value]
+    return value
 
 
 def _floats(value):
