@@ -30,6 +30,8 @@ from storage.sql_pool import SqlRows
 from storage.vectors import Entry
 
 T = TypeVar("T")
+# How each backend's keyword collection is listed: SQLite FTS5, PostgreSQL full-text search.
+KEYWORD_KINDS = {"fts5": "SQLite FTS5", "tsvector": "PostgreSQL full-text search"}
 Dialect = Literal["duckdb", "postgresql"]
 
 
@@ -71,6 +73,10 @@ class Store(ABC):
     @abstractmethod
     def collections(self) -> dict[str, tuple[str, str | None, int | None]]:
         """name -> (kind, model, dimension)."""
+
+    def is_keyword(self, collection: str) -> bool:
+        """Whether ``collection`` is the keyword (BM25) one rather than a dense one."""
+        return self.collections()[collection][0] in KEYWORD_KINDS
 
     def encoder_for(self, collection: str) -> Encoder:
         kind, model, _ = self.collections()[collection]

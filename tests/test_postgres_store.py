@@ -101,6 +101,8 @@ def test_searches_find_the_same_evidence_on_both_backends(both) -> None:
             want[0]["doc_id"],
             want[0]["page_number"],
         ), query
+        keyword = _call(shared, "vector_search", query=query, collection="bm25", limit=5)["hits"]
+        assert keyword and keyword[0]["sources"] == ["bm25"]
     plan = "Which fusion method adds min-max normalised scores * How does {method} compare"
     assert _call(shared, "run_plan", expression=plan, limit=3)["leaves"][0]["hits"]
 

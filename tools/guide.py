@@ -11,7 +11,7 @@ filter grammar and the collections are in the ``docsym://schema`` resource (``sc
 from __future__ import annotations
 
 from storage import schema
-from storage.store import Store
+from storage.store import KEYWORD_KINDS, Store
 from tools.filters import OPERATORS_HELP
 from tools.registry import TOOLS
 from tools.search import DEFAULT_VIEWS
@@ -51,7 +51,8 @@ def schema_text(store: Store | None = None) -> str:
         except FileNotFoundError:
             collections = {}
         for name, (kind, model, dim) in sorted(collections.items()):
-            what = "BM25 keyword search (SQLite FTS5)" if kind == "fts5" else f"{model}, {dim}-d"
+            engine = KEYWORD_KINDS.get(kind)
+            what = f"BM25 keyword search ({engine})" if engine else f"{model}, {dim}-d"
             parts.append(f"- collection {name}: {what}")
     parts.append("")
     parts.append("Encodable (table, column) views, each cell one entry:")

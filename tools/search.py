@@ -100,7 +100,7 @@ def vector_search(
         raise ToolError(
             f"unknown collection {collection!r}; collections are: {', '.join(sorted(collections))}"
         )
-    if collections[collection][0] == "fts5":
+    if store.is_keyword(collection):
         found = store.fts(query, where, params, limit)
     else:
         vector = store.encoder_for(collection).encode([query])[0]
