@@ -121,7 +121,7 @@ def test_keyword_scores_are_bm25(pg_sample_store: str, both) -> None:
         terms = [
             r[0]
             for r in con.execute(
-                "SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %s))",
+                "SELECT DISTINCT lexeme FROM unnest(to_tsvector('docsym_english', %s))",
                 ["reciprocal rank fusion constant"],
             )
         ]
