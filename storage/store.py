@@ -84,7 +84,7 @@ class Store(ABC):
 
     @abstractmethod
     def fts(
-        self, query: str, where: str = "1=1", params: list | None = None, limit: int = 50
+        self, query: str, where: str = "TRUE", params: list | None = None, limit: int = 50
     ) -> list[tuple[int, float]]:
         """BM25 candidates: [(entry id, score)] best first, higher is better."""
 
@@ -93,7 +93,7 @@ class Store(ABC):
         self,
         collection: str,
         vector: np.ndarray,
-        where: str = "1=1",
+        where: str = "TRUE",
         params: list | None = None,
         limit: int = 50,
     ) -> list[tuple[int, float]]:

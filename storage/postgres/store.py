@@ -140,7 +140,7 @@ class PostgresStore(Store):
         return {name: (kind, model, dim) for name, kind, model, dim in rows}
 
     def fts(
-        self, query: str, where: str = "1=1", params: list | None = None, limit: int = 50
+        self, query: str, where: str = "TRUE", params: list | None = None, limit: int = 50
     ) -> list[tuple[int, float]]:
         words = search_words(query)
         if not words:
@@ -173,13 +173,13 @@ class PostgresStore(Store):
         self,
         collection: str,
         vector: np.ndarray,
-        where: str = "1=1",
+        where: str = "TRUE",
         params: list | None = None,
         limit: int = 50,
     ) -> list[tuple[int, float]]:
         table = vec_table(collection)
         query = np.asarray(vector, dtype=np.float32)
-        filtered = where not in ("1", "1=1", "TRUE")
+        filtered = where != "TRUE"
         with self._pool.connection() as con, con.transaction():
             exact = filtered and _count_up_to(con, where, params or [], EXACT_UP_TO + 1) <= (
                 EXACT_UP_TO
