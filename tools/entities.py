@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import numpy as np
 from pydantic import BaseModel, Field
+from rapidfuzz import process
 from rapidfuzz.distance import JaroWinkler
 
 from language.names import normalise_name
@@ -151,17 +153,24 @@ def _lexical(graph: EntityGraph, query: str, doc_id: str | None) -> dict:
 
 def _fuzzy(graph: EntityGraph, key: str, doc_id: str | None) -> list[tuple[str, float]]:
     """Entities whose name or an alias is spelt like ``key`` (Jaro-Winkler), or whose name
-    contains it: (entity_id, best similarity)."""
-    out = []
-    for entity_id, info in graph.entities.items():
-        if doc_id is not None and info.doc_id != doc_id:
-            continue
-        name = info.name.lower()
-        spellings = (name, *(alias.lower() for alias in info.aliases))
-        similarity = max(JaroWinkler.similarity(spelling, key) for spelling in spellings)
-        if similarity >= FUZZY_MIN or key in name:
-            out.append((entity_id, similarity))
-    return out
+    contains it: (entity_id, best similarity). Every spelling is scored in one rapidfuzz call."""
+    ids = [i for i, info in graph.entities.items() if doc_id is None or info.doc_id == doc_id]
+    names = [graph.entities[i].name.lower() for i in ids]
+    spellings, owners = list(names), list(range(len(ids)))
+    for n, entity_id in enumerate(ids):
+        for alias in graph.entities[entity_id].aliases:
+            spellings.append(alias.lower())
+            owners.append(n)
+    if not spellings:
+        return []
+    scores = process.cdist([key], spellings, scorer=JaroWinkler.similarity, dtype=np.float64)[0]
+    best = np.zeros(len(ids))
+    np.maximum.at(best, np.array(owners), scores)
+    return [
+        (entity_id, float(best[n]))
+        for n, entity_id in enumerate(ids)
+        if best[n] >= FUZZY_MIN or key in names[n]
+    ]
 
 
 def _semantic(store: Store, query: str, doc_id: str | None) -> list[tuple[str, float]]:
