@@ -37,22 +37,34 @@ from tools.search import hybrid_search, vector_search  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus"
 QA = [REPO.parent / "shared" / "dev-qa" / "qa.jsonl", REPO / "bench" / "qa" / "docsym_qa.jsonl"]
+CORPORA = ("papers", "long_docs", "tables")
 NOISE = 0.02  # per-dimension standard deviation of the copies' noise (unit vectors)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--entries", type=int, default=100_000)
-    parser.add_argument("--url", help="an empty PostgreSQL database (default: a bundled one)")
+    parser.add_argument(
+        "--url",
+        help="a PostgreSQL database (default: a bundled one); empty, or holding --entries "
+        "entries from an earlier run (then searched as it is)",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="docsym-search-scale-"))
     url = store_server(args.url, work)
-    started = time.perf_counter()
-    index_paths([CORPUS / p for p in ("papers", "long_docs", "tables")], url, ocr="off")
-    print(f"corpus indexed in {time.perf_counter() - started:.0f} s", flush=True)
-    started = time.perf_counter()
-    total = _grow(url, args.entries)
-    print(f"{total} entries, HNSW built, in {time.perf_counter() - started:.0f} s", flush=True)
+    have = _entries(url)
+    if 0 < have < args.entries:
+        raise SystemExit(f"the database at --url holds {have} entries: give an empty one")
+    if have < args.entries:
+        started = time.perf_counter()
+        report = index_paths([CORPUS / p for p in CORPORA], url, ocr="off")
+        print(f"corpus: {report.pages} pages indexed in {time.perf_counter() - started:.0f} s")
+        _sizes(url)
+        started = time.perf_counter()
+        total = _grow(url, args.entries)
+        print(f"{total} entries, HNSW built, in {time.perf_counter() - started:.0f} s", flush=True)
+    else:
+        print(f"the store at --url holds {have} entries: searched as it is")
     questions = [item.question for path in QA for item in load_qa(path)]
     store = open_store(url)
     for q in questions[:3]:  # warm: pools, encoder, graph
@@ -72,6 +84,36 @@ def main() -> None:
     print(f"filtered searches with fewer than 10 hits: {short}")
     print(f"HNSW recall@10 against exact: {_recall(store, url, questions):.3f}")
     store.close()
+    _sizes(url)
+
+
+def _entries(url: str) -> int:
+    with psycopg.connect(url) as con:
+        exists = con.execute("SELECT to_regclass('entries')").fetchone()[0]
+        return con.execute("SELECT count(*) FROM entries").fetchone()[0] if exists else 0
+
+
+def _sizes(url: str) -> None:
+    """Disk the store takes: in all, per page of the corpus (for extrapolating; copies add
+    entries, not pages), and the largest relations (tables with their TOAST, and indexes)."""
+    with psycopg.connect(url) as con:
+        pages = con.execute("SELECT count(*) FROM pages").fetchone()[0]
+        total = con.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+        entries = con.execute(f"SELECT count(*) FROM {ddl.ENTRIES}").fetchone()[0]
+        largest = con.execute(
+            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i', 'm') "
+            "ORDER BY 2 DESC LIMIT 8"
+        ).fetchall()
+    per_page = (
+        f", {entries / pages:.1f} entries and {total / pages / 1024:.0f} kB per page"
+        if pages
+        else ""
+    )
+    print(f"store: {total / 2**20:.0f} MB, {entries} entries{per_page}")
+    for name, size in largest:
+        print(f"  {name:32} {size / 2**20:8.1f} MB")
 
 
 def _grow(url: str, entries: int) -> int:
@@ -124,9 +166,14 @@ def _grow(url: str, entries: int) -> int:
             "UPDATE store_state SET entries = s.n, length = s.l, version = version + 1 FROM "
             "(SELECT count(*) AS n, sum(length) AS l FROM entries WHERE keyword) s"
         )
-        con.execute("SET maintenance_work_mem = '1GB'")
+        # The graph must fit in memory while it is built (about 2 kB per 384-d vector), and a
+        # parallel build uses both cores.
+        con.execute("SET maintenance_work_mem = '4GB'")
+        con.execute("SET max_parallel_maintenance_workers = 1")
+        started = time.perf_counter()
         for statement in ddl.vector_table("vec_minilm", 384):
             con.execute(statement)
+        print(f"HNSW index over {have} vectors built in {time.perf_counter() - started:.0f} s")
         con.execute("ANALYZE")
         return have
 

@@ -6,6 +6,7 @@ ready."""
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import time
@@ -25,6 +26,8 @@ from indexer.sinks import Sink, ocr_cache_path, open_sink
 from indexer.summaries import summariser_from_settings
 from storage.encoder import get_encoder
 from storage.settings import get_settings
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -149,6 +152,9 @@ def _executor(stack: ExitStack, workers: int, dask: str | None) -> tuple[Executo
             "docsym index --dask needs Dask distributed: pip install 'docsym[dask]'"
         ) from None
 
+    # Distributed sets its loggers to INFO when imported; a run's report says what matters.
+    if not log.isEnabledFor(logging.DEBUG):
+        logging.getLogger("distributed").setLevel(logging.WARNING)
     if dask == "local":
         cluster = LocalCluster(
             n_workers=max(workers, 1), threads_per_worker=1, dashboard_address=None
@@ -174,6 +180,8 @@ def _in_workers(
     """Prepared documents as workers finish them; at most ``slots`` claimed ahead."""
     cache = ocr_cache_path(target)
     running: set[Future] = set()
+    # Largest first: a long document started last would leave the other workers idle at the end.
+    plans = sorted(plans, key=lambda plan: plan.path.stat().st_size, reverse=True)
     for plan in claims.take(plans):
         running.add(executor.submit(prepare_in_worker, plan, model_name, mode, cache))
         if len(running) >= slots:

@@ -273,6 +273,24 @@ def test_replacing_a_document_keeps_bm25_statistics_exact(pg_server, tmp_path: P
         assert kept == counted and "omega" in kept and "alpha" not in kept
 
 
+def test_check_finds_a_lost_vector_in_the_shared_store(pg_server, tmp_path: Path) -> None:
+    """`docsym check --store` passes on a store the indexer wrote and names what is lacking
+    once a vector row is gone."""
+    url = new_database(pg_server, "checked")
+    text_pdf(tmp_path / "a.pdf", pages=2, marker="alpha")
+    index_paths([tmp_path / "a.pdf"], url)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+    command = [sys.executable, "-m", "docsym", "check", "--store", url]
+    healthy = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert healthy.returncode == 0, healthy.stdout + healthy.stderr
+    assert "missing 0, orphans 0" in healthy.stdout
+    with psycopg.connect(url) as con:
+        con.execute("DELETE FROM vec_minilm WHERE id = (SELECT min(id) FROM vec_minilm)")
+    broken = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert broken.returncode == 1
+    assert "'minilm': 1" in broken.stdout
+
+
 def test_a_missing_store_is_a_clear_error(pg_server) -> None:
     empty = new_database(pg_server, "empty")
     with pytest.raises(IndexNotFoundError, match="no docsym store at .*docsym index PATH"):
