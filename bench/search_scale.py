@@ -52,8 +52,8 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="docsym-search-scale-"))
     url = store_server(args.url, work)
-    have = _entries(url)
-    if 0 < have < args.entries:
+    have, copies = _entries(url)
+    if copies and have < args.entries:
         raise SystemExit(f"the database at --url holds {have} entries: give an empty one")
     if have < args.entries:
         started = time.perf_counter()
@@ -87,10 +87,15 @@ def main() -> None:
     _sizes(url)
 
 
-def _entries(url: str) -> int:
+def _entries(url: str) -> tuple[int, bool]:
+    """How many entries the store at ``url`` holds, and whether copies are among them."""
     with psycopg.connect(url) as con:
-        exists = con.execute("SELECT to_regclass('entries')").fetchone()[0]
-        return con.execute("SELECT count(*) FROM entries").fetchone()[0] if exists else 0
+        if con.execute("SELECT to_regclass('entries')").fetchone()[0] is None:
+            return 0, False
+        count, copies = con.execute(
+            "SELECT count(*), count(*) FILTER (WHERE doc_id LIKE '%~%') FROM entries"
+        ).fetchone()
+        return count, copies > 0
 
 
 def _sizes(url: str) -> None:
@@ -101,7 +106,8 @@ def _sizes(url: str) -> None:
         total = con.execute("SELECT pg_database_size(current_database())").fetchone()[0]
         entries = con.execute(f"SELECT count(*) FROM {ddl.ENTRIES}").fetchone()[0]
         largest = con.execute(
-            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c "
+            "SELECT c.relname, CASE c.relkind WHEN 'i' THEN pg_relation_size(c.oid) "
+            "ELSE pg_table_size(c.oid) END FROM pg_class c "
             "JOIN pg_namespace n ON n.oid = c.relnamespace "
             "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i', 'm') "
             "ORDER BY 2 DESC LIMIT 8"
@@ -132,7 +138,7 @@ def _grow(url: str, entries: int) -> int:
         while have < entries:
             copy += 1
             batch = rows[: entries - have]
-            vectors = np.stack([r[-1] for r in batch]).astype(np.float32)
+            vectors = np.stack([r[-1].to_numpy() for r in batch]).astype(np.float32)
             vectors += rng.normal(0, NOISE, vectors.shape).astype(np.float32)
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
             with con.cursor() as cur:
@@ -194,7 +200,7 @@ def _recall(store, url: str, questions: list[str]) -> float:
     with psycopg.connect(url) as con:
         register_vector(con)
         rows = con.execute("SELECT id, embedding FROM vec_minilm").fetchall()
-    matrix = np.stack([vector for _, vector in rows]).astype(np.float32)
+    matrix = np.stack([vector.to_numpy() for _, vector in rows]).astype(np.float32)
     ids = np.array([entry_id for entry_id, _ in rows])
     encoder = store.encoder_for("minilm")
     found = 0

@@ -152,6 +152,31 @@ def _term_counts(tsv: str) -> dict[str, int]:
     return counts
 
 
+def test_keyword_search_reads_the_rare_terms_first(both, monkeypatch) -> None:
+    """With a posting budget far below the store's size, keyword search still finds what a
+    distinctive query asks for, scores it on every term, and a filter that leaves the rare
+    terms no hits gets its hits from the common ones."""
+    from storage.postgres import store as pg
+
+    _, shared = both
+    query = "How long are the backups of the maintenance manuals kept?"
+    exact = shared.fts(query, limit=5)
+    terms = shared._terms(query)  # rarest first
+    monkeypatch.setattr(pg, "RARE_POSTINGS", sum(df for _, df, _ in terms[:3]))
+    assert len(pg._rare_terms(terms)) == 3 < len(terms)  # six common terms go unread
+    pruned = shared.fts(query, limit=5)
+    assert pruned[0] == exact[0]  # the same entry, with the same full BM25 score
+    rare = {lexeme for lexeme, _, _ in pg._rare_terms(terms)}
+    without = shared.sql().execute(
+        "SELECT table_name FROM entries WHERE keyword GROUP BY table_name "
+        "HAVING NOT bool_or(tsv @@ to_tsquery('docsym_english', ?)) ORDER BY count(*) DESC",
+        [" | ".join(rare)],
+    ).fetchone()[0]
+    filtered = shared.fts(query, "e.table_name = ?", [without], limit=5)
+    assert len(filtered) == 5
+    assert {shared.entries([i])[i].table_name for i, _ in filtered} == {without}
+
+
 def test_narrow_filter_still_gets_k_dense_hits(both) -> None:
     """A filter matching a few entries of many: HNSW alone would return fewer than k."""
     _, shared = both
@@ -179,7 +204,8 @@ def test_client_sql_is_confined_by_the_read_only_role(both) -> None:
         "SELECT set_config('statement_timeout', '0', true), pg_sleep(30)": "permission denied",
         "SELECT pg_read_file('/etc/passwd')": "permission denied",
         "CREATE TABLE x (a int)": "read-only",
-        "COPY chunks TO '/tmp/x'": "",
+        "COPY chunks TO '/tmp/x'": "permission denied to COPY to a file",
+        "COPY (SELECT 1) TO PROGRAM 'id'": "permission denied to COPY to or from an external",
     }
     for sql, reason in refused.items():
         with pytest.raises(SqlError, match=reason):

@@ -41,6 +41,9 @@ from storage.vectors import vec_table
 
 # BM25 as FTS5 computes it.
 K1, B = 1.2, 0.75
+# Keyword search reads the postings of the rarest query terms, up to this many (summed
+# document frequency; the rarest term is read whatever its count).
+RARE_POSTINGS = 10_000
 # A filter matching at most this many entries is searched exactly, without the HNSW index.
 EXACT_UP_TO = 20_000
 # HNSW candidates per query: at least this many, and at least twice the hits asked for.
@@ -143,30 +146,68 @@ class PostgresStore(Store):
         self, query: str, where: str = "TRUE", params: list | None = None, limit: int = 50
     ) -> list[tuple[int, float]]:
         words = search_words(query)
-        if not words:
+        terms = self._terms(" ".join(words)) if words else []
+        if not terms:
             return []
+        # Read the postings of the rarest terms only, up to RARE_POSTINGS of them, and score
+        # what they find on every term. BM25 over all postings reads every entry holding "the"
+        # or "model": half a second at 100k entries, linear in the store. An entry holding
+        # none of the rare terms scores at most the others' ceilings, idf * (k1 + 1) each, so
+        # when the k-th best score found beats their sum the answer is exact (MaxScore); when
+        # it does not, it is BM25 over the query's informative terms. A filter may leave the
+        # rare terms too few hits: then every term is read, among the entries it admits.
+        rare = _rare_terms(terms)
+        rows = self._bm25(terms, rare, where, params or [], limit)
+        if len(rows) < limit and len(rare) < len(terms) and where != "TRUE":
+            rows = self._bm25(terms, terms, where, params or [], limit)
+        return rows
+
+    def _terms(self, text: str) -> list[tuple[str, int, float]]:
+        """The query's lexemes found in the store, rarest first: (lexeme, df, idf)."""
+        rows = (
+            self.sql()
+            .execute(
+                f"""SELECT l.lexeme, l.df,
+                           greatest(ln((t.entries - l.df + 0.5) / (l.df + 0.5)), 1e-6)
+                    FROM (SELECT DISTINCT lexeme
+                          FROM unnest(to_tsvector('{ddl.TEXT_CONFIG}', ?))) q
+                    JOIN lexemes l USING (lexeme), store_state t
+                    WHERE l.df > 0 ORDER BY l.df, l.lexeme""",
+                [text],
+            )
+            .fetchall()
+        )
+        return [(lexeme, int(df), float(idf)) for lexeme, df, idf in rows]
+
+    def _bm25(
+        self,
+        terms: list[tuple[str, int, float]],
+        matching: list[tuple[str, int, float]],
+        where: str,
+        params: list,
+        limit: int,
+    ) -> list[tuple[int, float]]:
+        """The top ``limit`` entries holding any of the ``matching`` terms, scored on all
+        ``terms`` with FTS5's BM25."""
         sql = f"""
-            WITH q AS (
-                SELECT DISTINCT lexeme FROM unnest(to_tsvector('{ddl.TEXT_CONFIG}', ?))),
-            idf AS (
-                SELECT l.lexeme,
-                       greatest(ln((t.entries - l.df + 0.5) / (l.df + 0.5)), 1e-6) AS idf
-                FROM q JOIN lexemes l USING (lexeme), store_state t WHERE l.df > 0),
-            query AS (
-                SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS tsq FROM idf),
+            WITH idf AS (SELECT * FROM unnest(?::text[], ?::float8[]) AS i(lexeme, idf)),
             hits AS (
-                SELECT e.id, e.tsv, e.length FROM {ddl.ENTRIES} e, query
-                WHERE e.keyword AND e.tsv @@ query.tsq AND ({where}))
+                SELECT e.id, e.tsv, e.length FROM {ddl.ENTRIES} e
+                WHERE e.keyword AND e.tsv @@ (
+                    SELECT string_agg(quote_literal(m), ' | ')::tsquery
+                    FROM unnest(?::text[]) AS m) AND ({where}))
             SELECT h.id, sum(i.idf * tf.n * {K1 + 1}
                              / (tf.n + {K1} * (1 - {B} + {B} * h.length / t.avgdl))) AS score
             FROM hits h
-            CROSS JOIN LATERAL unnest(h.tsv) u
+            CROSS JOIN LATERAL unnest(ts_filter(setweight(h.tsv, 'A', ?::text[]), '{{a}}')) u
             JOIN idf i ON i.lexeme = u.lexeme
             CROSS JOIN LATERAL (SELECT array_length(u.positions, 1)::float8 AS n) tf
             CROSS JOIN (SELECT greatest(length::float8 / greatest(entries, 1), 1) AS avgdl
                         FROM store_state) t
             GROUP BY h.id ORDER BY score DESC, h.id LIMIT ?"""
-        rows = self.sql().execute(sql, [" ".join(words), *(params or []), limit]).fetchall()
+        lexemes = [t[0] for t in terms]
+        args = [lexemes, [t[2] for t in terms], [t[0] for t in matching]]
+        rows = self.sql().execute(sql, [*args, *params, lexemes, limit]).fetchall()
         return [(int(i), float(s)) for i, s in rows]
 
     def dense(
@@ -328,6 +369,17 @@ def _configure(con: psycopg.Connection) -> None:
         register_vector(con)
     except psycopg.ProgrammingError:  # no pgvector here: not a docsym store (said on open)
         con.rollback()
+
+
+def _rare_terms(terms: list[tuple[str, int, float]]) -> list[tuple[str, int, float]]:
+    """The rarest of ``terms`` (sorted by df) whose postings add up to at most RARE_POSTINGS."""
+    total, rare = 0, []
+    for term in terms:
+        total += term[1]
+        if rare and total > RARE_POSTINGS:
+            break
+        rare.append(term)
+    return rare
 
 
 def _count_up_to(con: psycopg.Connection, where: str, params: list, cap: int) -> int:
