@@ -167,11 +167,15 @@ def test_keyword_search_reads_the_rare_terms_first(both, monkeypatch) -> None:
     pruned = shared.fts(query, limit=5)
     assert pruned[0] == exact[0]  # the same entry, with the same full BM25 score
     rare = {lexeme for lexeme, _, _ in pg._rare_terms(terms)}
-    without = shared.sql().execute(
-        "SELECT table_name FROM entries WHERE keyword GROUP BY table_name "
-        "HAVING NOT bool_or(tsv @@ to_tsquery('docsym_english', ?)) ORDER BY count(*) DESC",
-        [" | ".join(rare)],
-    ).fetchone()[0]
+    without = (
+        shared.sql()
+        .execute(
+            "SELECT table_name FROM entries WHERE keyword GROUP BY table_name "
+            "HAVING NOT bool_or(tsv @@ to_tsquery('docsym_english', ?)) ORDER BY count(*) DESC",
+            [" | ".join(rare)],
+        )
+        .fetchone()[0]
+    )
     filtered = shared.fts(query, "e.table_name = ?", [without], limit=5)
     assert len(filtered) == 5
     assert {shared.entries([i])[i].table_name for i, _ in filtered} == {without}
