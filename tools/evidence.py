@@ -351,17 +351,8 @@ def _table_rows(con, where: str, params: list) -> list[tuple[str, Unit]]:
     for (table_id, row), group in groupby(cells, key=lambda cell: (cell[0], cell[1])):
         group = list(group)
         *_, page, _, _, caption, doc_id = group[0]
-        boxes = [bbox for *_, bbox, _, _, _, _, _ in group if bbox]
-        bbox = (
-            [
-                min(b[0] for b in boxes),
-                min(b[1] for b in boxes),
-                max(b[2] for b in boxes),
-                max(b[3] for b in boxes),
-            ]
-            if boxes
-            else None
-        )
+        box = union(cell[3] for cell in group)
+        bbox = list(box) if box else None
         headers = dict.fromkeys(
             label for cell in group for label in [*(cell[5] or []), *(cell[6] or [])]
         )
