@@ -45,6 +45,9 @@ class IndexReport:
     figures: int = 0
     equations: int = 0
     elapsed: float = 0.0
+    # Time spent per stage, summed over documents (parse, summaries, graph, encode, write).
+    # With workers the stages overlap, so they add up to more than ``elapsed``.
+    seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -238,7 +241,10 @@ def _write(prepared: Prepared, sink: Sink, report: IndexReport) -> None:
         return
     plan = prepared.plan
     assert prepared.rows is not None and prepared.vectors is not None
+    started = time.perf_counter()
     sink.write(prepared.rows, plan.doc_id, plan.replaces, prepared.entries, prepared.vectors)
+    for stage, seconds in [*prepared.seconds.items(), ("write", time.perf_counter() - started)]:
+        report.seconds[stage] = report.seconds.get(stage, 0.0) + seconds
     (report.updated if plan.is_update else report.added).append(path)
     if prepared.no_text:
         report.no_text.append(path)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,30 +59,51 @@ class Prepared:
     tables: int = 0
     figures: int = 0
     equations: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)  # per stage (see STAGES)
+
+
+# The stages of preparing a document, as the run report times them (writing is the sink's).
+STAGES = ("parse", "summaries", "graph", "encode")
+
+
+@contextmanager
+def _stage(seconds: dict[str, float], name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - started
 
 
 def prepare(
     plan: FilePlan, reading: OcrRun, encoder: Encoder, llm: LlmSummariser | None
 ) -> Prepared:
     fmt = file_format(plan.path) or "pdf"  # explicitly named files are tried as PDF
+    seconds: dict[str, float] = {}
     try:
-        parsed = parse_pdf(plan.path, reading) if fmt == "pdf" else OFFICE[fmt](plan.path)
+        with _stage(seconds, "parse"):
+            parsed = parse_pdf(plan.path, reading) if fmt == "pdf" else OFFICE[fmt](plan.path)
     except ParseError as exc:
         return Prepared(plan, failure=str(exc))
     except Exception as exc:  # a parser bug on one file must not stop the run
         log.exception("unexpected error parsing %s", plan.path)
         return Prepared(plan, failure=f"internal error: {type(exc).__name__}: {exc}")
     facts = FileFacts(plan.doc_id, plan.path, plan.sha256, plan.path.stat().st_size)
-    summaries = summarise_document(parsed, llm=llm)
-    views = build_rows(facts, parsed, summaries)
-    graph = build_graph(plan.doc_id, views, encoder.encode, encoder.dim)
-    rows = views.merged(graph.rows)
-    entries = build_entries(rows)
+    with _stage(seconds, "summaries"):
+        summaries = summarise_document(parsed, llm=llm)
+        views = build_rows(facts, parsed, summaries)
+    with _stage(seconds, "graph"):
+        graph = build_graph(plan.doc_id, views, encoder.encode, encoder.dim)
+        rows = views.merged(graph.rows)
+    with _stage(seconds, "encode"):
+        entries = build_entries(rows)
+        vectors = embed_entries(entries, rows, encoder, graph.vectors)
     return Prepared(
         plan,
         rows=rows,
         entries=entries,
-        vectors=embed_entries(entries, rows, encoder, graph.vectors),
+        vectors=vectors,
+        seconds=seconds,
         warnings=[f"LLM summariser: {e}" for e in summaries.llm_errors]
         + [w for w in parsed.warnings if w != NO_TEXT_WARNING],
         no_text=NO_TEXT_WARNING in parsed.warnings,

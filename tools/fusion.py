@@ -157,9 +157,11 @@ class Analysed:
     __slots__ = ("sentences", "vocabulary", "pairs", "words")
 
     def __init__(self, text: str) -> None:
-        self.sentences = [frozenset(tokens(s)) for s in split_sentences(text)] or [frozenset()]
+        # Sentences split at white space only, so their words in order are the text's words.
+        per_sentence = [tokens(s) for s in split_sentences(text)]
+        self.sentences = [frozenset(words) for words in per_sentence] or [frozenset()]
         self.vocabulary = frozenset().union(*self.sentences)
-        self.words = tokens(text)
+        self.words = [word for words in per_sentence for word in words]
         words = [w for w in self.words if w not in STOPWORDS]
         self.pairs = frozenset(zip(words, words[1:], strict=False))
 
