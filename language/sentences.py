@@ -36,6 +36,10 @@ ABBREVIATIONS = (
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
 _ABBREV_ALTERNATIVES = "|".join(re.escape(a) for a in ABBREVIATIONS)
 _ABBREV_TAIL = re.compile(rf"(?:\b(?:{_ABBREV_ALTERNATIVES})|\b[A-Z])\.$", re.I)
+# The tail is searched from this many characters before the end (the longest abbreviation and
+# its period fit), not from the start of the sentence: most of sentence splitting's time
+# went to scanning every sentence from its first character.
+_TAIL_CHARS = max(len(a) for a in ABBREVIATIONS) + 2
 
 
 def split_sentences(text: str) -> list[str]:
@@ -45,7 +49,8 @@ def split_sentences(text: str) -> list[str]:
         piece = piece.strip()
         if not piece:
             continue
-        if sentences and _ABBREV_TAIL.search(sentences[-1]):
+        last = sentences[-1] if sentences else ""
+        if last and _ABBREV_TAIL.search(last, max(0, len(last) - _TAIL_CHARS)):
             sentences[-1] = f"{sentences[-1]} {piece}"
         else:
             sentences.append(piece)

@@ -27,6 +27,8 @@ from storage.store import EntryRow, Store
 from storage.vector_index import VectorIndex, load_from_sqlite
 from storage.vectors import BM25, connect, vec_table
 
+SUBSETS = 16  # filters whose matching entry ids dense search keeps
+
 
 class DirectoryStore(Store):
     dialect = "duckdb"
@@ -40,6 +42,9 @@ class DirectoryStore(Store):
         self._identity: tuple[int, int] | None = None
         self._stamped = False  # the vector store has generation stamps (schema 2)
         self._dense: dict[str, tuple[tuple[int, int], VectorIndex]] = {}
+        # Entry ids matching a filter, for the vector index version they were read under:
+        # hybrid_search filters every call on the same default views.
+        self._subsets: dict[tuple, np.ndarray] = {}
         self._sql_pool: SqlPool | None = None
 
     @property
@@ -79,6 +84,7 @@ class DirectoryStore(Store):
             self._con = connect(self.paths.vectors, readonly=True)
             self._identity = identity
             self._dense.clear()
+            self._subsets.clear()
             columns = {r[1] for r in self._con.execute("PRAGMA table_info(entries)")}
             self._stamped = "born" in columns
         return self._con
@@ -122,14 +128,26 @@ class DirectoryStore(Store):
             index = self._dense_index(collection)
             subset = None
             if where != "TRUE":  # "TRUE" is what an empty filter compiles to
-                rows = self._vectors().execute(
-                    f"SELECT id FROM entries e WHERE ({where}) AND {self.visible()}", params or []
-                )
-                subset = np.fromiter((r[0] for r in rows), dtype=np.int64)
+                subset = self._subset(collection, where, params or [])
                 if subset.size == 0:
                     return []
             ids, scores = index.search(vector, limit, subset=subset)
             return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
+
+    def _subset(self, collection: str, where: str, params: list) -> np.ndarray:
+        """Ids of the visible entries matching ``where``, kept while the vectors do not change
+        (the last SUBSETS filters)."""
+        key = (self._identity, self._dense[collection][0], where, repr(params))
+        found = self._subsets.get(key)
+        if found is None:
+            rows = self._vectors().execute(
+                f"SELECT id FROM entries e WHERE ({where}) AND {self.visible()}", params
+            )
+            found = np.fromiter((r[0] for r in rows), dtype=np.int64)
+            while len(self._subsets) >= SUBSETS:
+                del self._subsets[next(iter(self._subsets))]
+            self._subsets[key] = found
+        return found
 
     def similarities(self, collection: str, vector: np.ndarray, ids: np.ndarray) -> np.ndarray:
         """Cosine similarity of ``vector`` to each entry of ``ids`` (in order; 0 if it has none)."""

@@ -10,6 +10,7 @@ import pytest
 
 from docsym.cli import main
 from indexer.pipeline import index_paths
+from indexer.prepare import STAGES
 from storage import migrations, schema
 from tests import pdf_factory
 
@@ -76,10 +77,14 @@ def test_rerun_is_incremental_and_prune_removes_missing_files(tmp_path: Path) ->
 
     first = index_paths([folder], index)
     assert len(first.added) == 2
+    # The report times each stage of the run (bench/index_speed.py prints them).
+    assert set(first.seconds) == {*STAGES, "write"}
+    assert all(seconds > 0 for seconds in first.seconds.values())
     ids = _docs(index)
 
     second = index_paths([folder], index)
     assert (len(second.added), len(second.updated), len(second.unchanged)) == (0, 0, 2)
+    assert second.seconds == {}  # nothing was parsed or written
     assert _docs(index) == ids
 
     pdf_factory.text_pdf(folder / "a.pdf", marker="gamma")  # new content, same path
@@ -172,3 +177,29 @@ def test_workers_parse_in_parallel_into_the_same_index(tmp_path: Path) -> None:
     dask = index_paths([docs], tmp_path / "dask", workers=2, dask="local")
     assert sorted(dask.added) == sorted(one.added)
     assert contents(tmp_path / "dask") == contents(tmp_path / "one")
+
+
+def test_a_filtered_dense_search_sees_documents_indexed_after_it(tmp_path: Path) -> None:
+    """Dense search keeps the entry ids a filter matches between calls; a new document must
+    still be found by the same filter once it is published."""
+    from storage.store import open_store
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    pdf_factory.text_pdf(folder / "a.pdf", marker="alpha")
+    index = tmp_path / "index"
+    index_paths([folder], index)
+    store = open_store(index)
+    vector = store.encoder_for("minilm").encode(["beta"])[0]
+
+    def found_files() -> set[str]:
+        hits = store.dense("minilm", vector, "e.table_name = ?", ["chunks"], limit=200)
+        docs = {entry.doc_id for entry in store.entries([i for i, _ in hits]).values()}
+        files = store.sql().execute("SELECT file_name, doc_id FROM documents").fetchall()
+        return {name for name, doc_id in files if doc_id in docs}
+
+    assert found_files() == {"a.pdf"}
+    pdf_factory.text_pdf(folder / "b.pdf", marker="beta")
+    index_paths([folder], index)
+    assert found_files() == {"a.pdf", "b.pdf"}
+    store.close()

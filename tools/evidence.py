@@ -82,17 +82,22 @@ class Unit:
     bbox: list[float] | None
     group: str  # chunk_id or table_id: windows and context stay within it
     words: frozenset[str]  # of its text and, for a table row, its header labels and caption
-    numbers: frozenset[str]  # quantities it states (not citation years, footnotes, labels)
     in_hit: bool = True  # part of the hit's own row
+
+    @property
+    def numbers(self) -> frozenset[str]:
+        """Quantities it states (not citation years, footnotes, labels); read only for
+        questions that ask for a quantity."""
+        return _numbers(self.text)
 
 
 def unit(
     key: str, text: str, page: int | None, bbox: list[float] | None, group: str, context: str = ""
 ) -> Unit:
-    return Unit(key, text, page, bbox, group, words_of(f"{text} {context}"), _numbers(text))
+    return Unit(key, text, page, bbox, group, words_of(f"{text} {context}"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: each question's terms are distinct
 class Term:
     """A question word and the forms that satisfy it: 'tableformer-large' is met by itself,
     by 'tableformerlarge', or by both 'tableformer' and 'large'."""
@@ -160,10 +165,22 @@ def best_window(
     not ``given`` in the question). Ties go to the hit's own units, the single unit, then the
     earlier window."""
     total = sum(weights.values()) or 1.0
+    # The terms each unit meets, once; a pair meets their union, and a compound term whose
+    # parts are split between the two units ('tableformer' here, 'large' there).
+    met = {id(u): frozenset(t for t in weights if t.met_by(u.words)) for u in units}
+    compounds = [t for t in weights if t.parts]
+
+    def terms_met(window: list[Unit]) -> frozenset[Term]:
+        found = frozenset().union(*(met[id(u)] for u in window))
+        split = [t for t in compounds if t not in found] if len(window) > 1 else []
+        if split:
+            words = frozenset().union(*(u.words for u in window))
+            found |= {t for t in split if t.met_by(words)}
+        return found
 
     def rank(window: list[Unit], n: int) -> tuple[bool, float, bool, int, int]:
-        words = frozenset().union(*(u.words for u in window))
-        covered = round(sum(w for t, w in weights.items() if t.met_by(words)) / total, 9)
+        found = terms_met(window)
+        covered = round(sum(w for t, w in weights.items() if t in found) / total, 9)
         number = wants_number and covered > 0 and _has_quantity(window, given)
         return (number, covered, all(u.in_hit for u in window), -len(window), -n)
 
@@ -307,18 +324,22 @@ def _page_units(store: Store, wanted: set[tuple[str, int]]) -> dict[tuple[str, i
             cache.pages.move_to_end(k)
     missing = sorted(wanted - set(found))
     if missing:
-        keys = [f"{doc}:{page}" for doc, page in missing]
         loaded: dict[tuple[str, int], list[Unit]] = {k: [] for k in missing}
         con = store.sql()
-        sentences = _sentences(
-            con,
-            f"{_SENTENCES} WHERE doc_id || ':' || page_number = ANY(?) ORDER BY ordinal",
-            [keys],
-        )
-        for item in sentences:  # sentence ids are '<doc_id>-x<n>'
-            loaded[(item.key.rsplit("-x", 1)[0], item.page_number)].append(item)
-        rows = _table_rows(con, "t.doc_id || ':' || t.page_number = ANY(?)", [keys])
-        for doc_id, item in rows:
+        # Documents and pages apart, so both engines filter on plain columns; the few rows of
+        # a wanted document on another wanted document's page number are dropped below.
+        docs = sorted({doc for doc, _ in missing})
+        numbers = sorted({page for _, page in missing})
+        sentences = con.execute(
+            "SELECT sentence_id, text, page_number, bbox, chunk_id, doc_id FROM sentences "
+            "WHERE doc_id = ANY(?) AND page_number = ANY(?) ORDER BY ordinal",
+            [docs, numbers],
+        ).fetchall()
+        for key, text, page, bbox, chunk, doc_id in sentences:
+            if (doc_id, page) in loaded:
+                loaded[(doc_id, page)].append(unit(key, text, page, bbox, chunk))
+        where = "t.doc_id = ANY(?) AND t.page_number = ANY(?)"
+        for doc_id, item in _table_rows(con, where, [docs, numbers], set(loaded)):
             loaded[(doc_id, item.page_number)].append(item)
         with cache.lock:
             for k, units in loaded.items():
@@ -334,9 +355,12 @@ def _sentences(con, sql: str, params: list) -> list[Unit]:
     return [unit(key, text, page, bbox, chunk) for key, text, page, bbox, chunk in rows]
 
 
-def _table_rows(con, where: str, params: list) -> list[tuple[str, Unit]]:
-    """(doc_id, unit) for each grid row of the matching tables: its cells' texts and their box,
-    read with the header labels of its cells and the table's caption."""
+def _table_rows(
+    con, where: str, params: list, pages: set[tuple[str, int]] | None = None
+) -> list[tuple[str, Unit]]:
+    """(doc_id, unit) for each grid row of the matching tables (only those on ``pages``, when
+    given): its cells' texts and their box, read with the header labels of its cells and the
+    table's caption."""
     cells = con.execute(
         f"""
         SELECT c.table_id, c.row, c.text, c.bbox, t.page_number, c.row_path, c.col_path,
@@ -351,6 +375,8 @@ def _table_rows(con, where: str, params: list) -> list[tuple[str, Unit]]:
     for (table_id, row), group in groupby(cells, key=lambda cell: (cell[0], cell[1])):
         group = list(group)
         *_, page, _, _, caption, doc_id = group[0]
+        if pages is not None and (doc_id, page) not in pages:
+            continue
         box = union(cell[3] for cell in group)
         bbox = list(box) if box else None
         headers = dict.fromkeys(

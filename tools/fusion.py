@@ -190,11 +190,12 @@ def window_coverage(text: Analysed, weights: dict[str, float]) -> float:
     total = sum(weights.values())
     if not total:
         return 0.0
-    sentences = text.sentences
+    # The query terms each sentence holds (a few), rather than unions of whole sentences.
+    held = [frozenset(t for t in weights if t in sentence) for sentence in text.sentences]
     best = 0.0
-    for i in range(len(sentences)):
-        window = sentences[i] | sentences[i + 1] if i + 1 < len(sentences) else sentences[i]
-        best = max(best, sum(w for t, w in weights.items() if t in window))
+    for i, terms in enumerate(held):
+        window = terms | held[i + 1] if i + 1 < len(held) else terms
+        best = max(best, sum(w for t, w in weights.items() if t in window))  # in a fixed order
     return best / total
 
 
