@@ -9,8 +9,8 @@ the run report's stage times are printed: start-up (imports and model load befor
 page), parse, summaries and views, graph (entity resolution encodes entity names), encode (the
 vector-store entries), write. Then ``pymupdf4llm.to_markdown`` converts the same file in a fresh
 process of its own, OCR off as docsym's run is (its OCR of a page of the SPECTER paper fails
-inside pymupdf4llm, and OCR time is not what is compared); the ratio is docsym's whole run (start-up included) over pymupdf4llm's
-(start-up included too). Peak memory is each process's maximum resident set.
+inside pymupdf4llm, and OCR time is not what is compared). The ratio is docsym's whole run over
+pymupdf4llm's, start-up included in both. Peak memory is each process's maximum resident set.
 """
 
 from __future__ import annotations
