@@ -22,7 +22,6 @@ from indexer.model import ParsedDocument
 from indexer.ocr.need import OcrMode
 from indexer.ocr.pages import OcrRun
 from indexer.ocr.pool import OcrCache, OcrPool
-from indexer.office import OFFICE_PARSERS
 from indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
 from indexer.summaries import LlmSummariser, summarise_document, summariser_from_settings
 from indexer.views import FileFacts, build_rows
@@ -32,8 +31,6 @@ from storage.settings import get_settings
 from storage.vectors import Entry
 
 log = logging.getLogger(__name__)
-
-OFFICE: dict[str, Callable[[Path], ParsedDocument]] = OFFICE_PARSERS
 
 
 @dataclass(frozen=True)
@@ -82,7 +79,7 @@ def prepare(
     seconds: dict[str, float] = {}
     try:
         with _stage(seconds, "parse"):
-            parsed = parse_pdf(plan.path, reading) if fmt == "pdf" else OFFICE[fmt](plan.path)
+            parsed = parse_pdf(plan.path, reading) if fmt == "pdf" else _office(fmt)(plan.path)
     except ParseError as exc:
         return Prepared(plan, failure=str(exc))
     except Exception as exc:  # a parser bug on one file must not stop the run
@@ -113,6 +110,14 @@ def prepare(
         figures=len(parsed.figures),
         equations=len(parsed.equations),
     )
+
+
+def _office(fmt: str) -> Callable[[Path], ParsedDocument]:
+    """The parser of an office format, imported on first use (its libraries take a third of a
+    second to import, which a folder of PDFs should not pay)."""
+    from indexer.office import OFFICE_PARSERS
+
+    return OFFICE_PARSERS[fmt]
 
 
 # -- in a worker process ---------------------------------------------------------------------

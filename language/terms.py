@@ -71,14 +71,19 @@ def search_words(query: str) -> list[str]:
 
 def tokens(text: str) -> list[str]:
     """Every word of ``text``, lower-cased and stemmed, in order (stopwords kept)."""
-    return list(map(stem, _TOKEN.findall(strip_possessives(text.lower()))))
+    return list(map(stem, raw_words(text)))
 
 
 def word_forms(text: str) -> set[str]:
     """Every word of ``text`` as ``tokens`` stems it and as its plain singular ('titles' ->
     'titl' and 'title'), so that either form of a word meets the other."""
-    raw = _TOKEN.findall(strip_possessives(text.lower()))
+    raw = raw_words(text)
     return {stem(w) for w in raw} | {_singular(w) for w in raw}
+
+
+def raw_words(text: str) -> list[str]:
+    """The lower-case words of ``text`` before stemming (``tokens`` stems these)."""
+    return _TOKEN.findall(strip_possessives(text.lower()))
 
 
 def _singular(word: str) -> str:

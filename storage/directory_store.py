@@ -124,15 +124,15 @@ class DirectoryStore(Store):
         limit: int = 50,
     ) -> list[tuple[int, float]]:
         """Nearest entries by cosine similarity: [(entry id, similarity)] best first."""
-        with self._lock:
+        with self._lock:  # the connection's part; the search itself reads immutable arrays
             index = self._dense_index(collection)
             subset = None
             if where != "TRUE":  # "TRUE" is what an empty filter compiles to
                 subset = self._subset(collection, where, params or [])
                 if subset.size == 0:
                     return []
-            ids, scores = index.search(vector, limit, subset=subset)
-            return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
+        ids, scores = index.search(vector, limit, subset=subset)
+        return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
 
     def _subset(self, collection: str, where: str, params: list) -> np.ndarray:
         """Ids of the visible entries matching ``where``, kept while the vectors do not change

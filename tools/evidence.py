@@ -32,7 +32,7 @@ from itertools import groupby
 
 from pydantic import BaseModel, Field
 
-from language.terms import STOPWORDS, spell_greek, strip_possessives, word_forms
+from language.terms import STOPWORDS, raw_words, spell_greek, strip_possessives, word_forms
 from storage.boxes import Box, union
 from storage.schema import table
 from storage.store import Store
@@ -145,13 +145,20 @@ def find_evidence(
 def words_of(text: str) -> frozenset[str]:
     """The unit's words in both forms (``word_forms``), with the parts and the run-together form
     of its compounds."""
-    words = word_forms(spell_greek(text))
-    for word in list(words):
-        parts = [p for p in _COMPOUND.split(word) if p]
+    return frozenset().union(*map(_forms_of_word, set(raw_words(spell_greek(text)))))
+
+
+@lru_cache(maxsize=65536)
+def _forms_of_word(word: str) -> frozenset[str]:
+    """One word's share of ``words_of``, computed once per distinct word: a page's units
+    repeat most of their words."""
+    forms = word_forms(word)
+    for form in list(forms):
+        parts = [p for p in _COMPOUND.split(form) if p]
         if len(parts) > 1:
-            words.update(parts)
-            words.add("".join(parts))
-    return frozenset(words)
+            forms.update(parts)
+            forms.add("".join(parts))
+    return frozenset(forms)
 
 
 def best_window(
@@ -361,9 +368,13 @@ def _table_rows(
     """(doc_id, unit) for each grid row of the matching tables (only those on ``pages``, when
     given): its cells' texts and their box, read with the header labels of its cells and the
     table's caption."""
+    # A cell's header labels come as one string: only their words are read (a set, so
+    # repeats do not matter), and lists of strings are the slowest values to fetch.
     cells = con.execute(
         f"""
-        SELECT c.table_id, c.row, c.text, c.bbox, t.page_number, c.row_path, c.col_path,
+        SELECT c.table_id, c.row, c.text, c.bbox, t.page_number,
+               coalesce(array_to_string(c.row_path, ' '), '') || ' '
+               || coalesce(array_to_string(c.col_path, ' '), ''),
                t.caption, t.doc_id
         FROM table_cells c JOIN tables t USING (table_id)
         WHERE {where} AND c.text <> ''
@@ -374,14 +385,12 @@ def _table_rows(
     units = []
     for (table_id, row), group in groupby(cells, key=lambda cell: (cell[0], cell[1])):
         group = list(group)
-        *_, page, _, _, caption, doc_id = group[0]
+        *_, page, _, caption, doc_id = group[0]
         if pages is not None and (doc_id, page) not in pages:
             continue
         box = union(cell[3] for cell in group)
         bbox = list(box) if box else None
-        headers = dict.fromkeys(
-            label for cell in group for label in [*(cell[5] or []), *(cell[6] or [])]
-        )
+        headers = dict.fromkeys(cell[5] for cell in group)
         text = ROW_SEP.join(cell[2] for cell in group)
         context = " ".join([*headers, caption or ""])
         units.append((doc_id, unit(f"{table_id}-r{row}", text, page, bbox, table_id, context)))
