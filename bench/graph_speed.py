@@ -20,6 +20,7 @@ import networkx as nx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.stats import percentile  # noqa: E402
 from indexer.entity_resolution import ResolutionSettings  # noqa: E402
 from indexer.graph import build_graph  # noqa: E402
 from indexer.pdf.parser import parse_pdf  # noqa: E402
@@ -108,10 +109,9 @@ def rank_figures(store: Store, file_name: str) -> None:
                 started = time.perf_counter()
                 rank_nodes(store, question, doc_id, criteria=criteria)
                 times.append((time.perf_counter() - started) * 1000)
-        times.sort()
         print(
             f"rank_nodes on {file_name} ({pages} pages), criteria {criteria}: "
-            f"p50 {statistics.median(times):.1f} ms, p95 {times[int(0.95 * len(times))]:.1f} ms "
+            f"p50 {statistics.median(times):.1f} ms, p95 {percentile(times, 0.95):.1f} ms "
             f"over {len(times)} calls"
         )
 

@@ -44,6 +44,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.mcp_latency import QUESTIONS  # noqa: E402
+from bench.stats import percentile  # noqa: E402
 from storage.settings import get_settings  # noqa: E402
 from tests.hostile_cases import (  # noqa: E402
     HUGE_STRING_SQL,
@@ -138,11 +139,6 @@ def start_server(index: Path) -> Server:
         except OSError:
             time.sleep(0.2)
     return Server(f"http://127.0.0.1:{port}/mcp", process, RssWatch(process.pid))
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def mb(value: int) -> str:

@@ -22,6 +22,10 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.stats import percentile  # noqa: E402
+
 QA = REPO.parent / "shared" / "dev-qa" / "qa.jsonl"
 QUESTIONS = [
     "What Recall@5 did RRF reach on the Maintenance split?",
@@ -34,9 +38,8 @@ QUESTIONS = [
 
 
 def percentiles(samples: list[float]) -> str:
-    ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
-    return f"p50 {statistics.median(ordered):7.2f} ms   p95 {p95:7.2f} ms   n={len(ordered)}"
+    p95 = percentile(samples, 0.95)
+    return f"p50 {statistics.median(samples):7.2f} ms   p95 {p95:7.2f} ms   n={len(samples)}"
 
 
 async def measure(index: Path, calls: int) -> None:
@@ -77,7 +80,6 @@ def main() -> None:
     if args.index:
         anyio.run(measure, args.index.resolve(), args.calls)
         return
-    sys.path.insert(0, str(REPO))
     from indexer.pipeline import index_paths
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,6 +1,6 @@
 """hybrid_search latency on a real index: p50/p95 wall time, CPU per query, and where it goes.
 
-    python bench/query_speed.py --index DIR [--store URL] [--repeat 3]
+    python bench/query_speed.py (--index DIR | --store URL) [--repeat 1]
 
 Questions are those of ../shared/dev-qa/qa.jsonl and bench/qa/docsym_qa.jsonl; each is asked
 ``--repeat`` times in one warm process (the first three questions are asked once before timing,
@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import tools.search as search  # noqa: E402
+from bench.stats import percentile  # noqa: E402
 from storage.store import Store, open_store  # noqa: E402
 from tools.evaluate import load_qa  # noqa: E402
 
@@ -35,7 +36,7 @@ def main() -> None:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--index", type=Path, help="an index directory")
     where.add_argument("--store", help="a shared PostgreSQL store")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
     store = open_store(args.store or args.index)
     questions = [item.question for path in QA for item in load_qa(path)]
@@ -49,11 +50,9 @@ def main() -> None:
             search.hybrid_search(store, question)
             wall.append(1000 * (time.perf_counter() - started))
             cpu.append(1000 * (time.process_time() - started_cpu))
-    wall.sort()
-    p95 = wall[min(len(wall) - 1, round(0.95 * (len(wall) - 1)))]
     print(
         f"hybrid_search: {len(wall)} calls, p50 {statistics.median(wall):.1f} ms, "
-        f"p95 {p95:.1f} ms, CPU {statistics.fmean(cpu):.1f} ms per call"
+        f"p95 {percentile(wall, 0.95):.1f} ms, CPU {statistics.fmean(cpu):.1f} ms per call"
     )
     for name, times in stages.items():
         print(f"  {name:24} {sum(times) / len(wall):6.1f} ms per call")

@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.bundled_postgres import store_server  # noqa: E402
+from bench.stats import percentile  # noqa: E402
 from indexer.pipeline import index_paths  # noqa: E402
 from storage.postgres import ddl  # noqa: E402
 from storage.store import open_store  # noqa: E402
@@ -207,8 +208,8 @@ def _timed(search, *args, **kwargs):
 
 
 def _report(name: str, timed: list) -> None:
-    ms = sorted(1000 * t for t, _ in timed)
-    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+    ms = [1000 * t for t, _ in timed]
+    p95 = percentile(ms, 0.95)
     print(f"{name:30} p50 {statistics.median(ms):6.1f} ms  p95 {p95:6.1f} ms  ({len(ms)} calls)")
 
 

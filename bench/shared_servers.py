@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.bundled_postgres import store_server  # noqa: E402
+from bench.stats import percentile  # noqa: E402
 from docsym.demo import SAMPLES  # noqa: E402
 from indexer.pipeline import index_paths  # noqa: E402
 
@@ -90,8 +91,8 @@ def main() -> None:
         f"{errors} errors, {calls / seconds:.1f} calls/s"
     )
     for key in sorted(samples):
-        ms = sorted(samples[key])
-        p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+        ms = samples[key]
+        p95 = percentile(ms, 0.95)
         print(f"{key:32} p50 {statistics.median(ms):7.1f} ms  p95 {p95:7.1f} ms  n={len(ms)}")
 
 

@@ -51,7 +51,7 @@ def split_sentences(text: str) -> list[str]:
             continue
         last = sentences[-1] if sentences else ""
         if last and _ABBREV_TAIL.search(last, max(0, len(last) - _TAIL_CHARS)):
-            sentences[-1] = f"{sentences[-1]} {piece}"
+            sentences[-1] = f"{last} {piece}"
         else:
             sentences.append(piece)
     return sentences

@@ -155,7 +155,7 @@ class OnnxEncoder:
         self.input_names = {i.name for i in self.session.get_inputs()}
         self.dimension = int(json.loads((model_dir / "config.json").read_text())["hidden_size"])
 
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int = 16) -> np.ndarray:  # see encoder.BATCH
         """Embeddings in input order, float32 of shape (len(texts), dimension), unit length."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:

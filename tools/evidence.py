@@ -275,7 +275,7 @@ def _own_box(con, target: Target, labels: dict[tuple[str, int], str | None]) -> 
 
 
 # -- scopes ---------------------------------------------------------------------------------
-_SENTENCES = "SELECT sentence_id, text, page_number, bbox, chunk_id FROM sentences"
+_SENTENCES = "SELECT sentence_id, text, page_number, bbox, chunk_id, doc_id FROM sentences"
 _PAGE_CACHE = 4096  # pages whose units are kept between queries (per index generation)
 
 
@@ -338,8 +338,7 @@ def _page_units(store: Store, wanted: set[tuple[str, int]]) -> dict[tuple[str, i
         docs = sorted({doc for doc, _ in missing})
         numbers = sorted({page for _, page in missing})
         sentences = con.execute(
-            "SELECT sentence_id, text, page_number, bbox, chunk_id, doc_id FROM sentences "
-            "WHERE doc_id = ANY(?) AND page_number = ANY(?) ORDER BY ordinal",
+            f"{_SENTENCES} WHERE doc_id = ANY(?) AND page_number = ANY(?) ORDER BY ordinal",
             [docs, numbers],
         ).fetchall()
         for key, text, page, bbox, chunk, doc_id in sentences:
@@ -359,7 +358,7 @@ def _page_units(store: Store, wanted: set[tuple[str, int]]) -> dict[tuple[str, i
 
 def _sentences(con, sql: str, params: list) -> list[Unit]:
     rows = con.execute(sql, params).fetchall()
-    return [unit(key, text, page, bbox, chunk) for key, text, page, bbox, chunk in rows]
+    return [unit(key, text, page, bbox, chunk) for key, text, page, bbox, chunk, _ in rows]
 
 
 def _table_rows(
