@@ -40,6 +40,10 @@ class DirectoryStore(Store):
         self._lock = threading.RLock()
         self._con: apsw.Connection | None = None
         self._identity: tuple[int, int] | None = None
+        # BM25 has a connection of its own, so hybrid_search runs it beside the dense search.
+        self._fts_lock = threading.Lock()
+        self._fts_con: apsw.Connection | None = None
+        self._fts_identity: tuple[int, int] | None = None
         self._stamped = False  # the vector store has generation stamps (schema 2)
         self._dense: dict[str, tuple[tuple[int, int], VectorIndex]] = {}
         # Entry ids matching a filter, for the vector index version they were read under:
@@ -108,12 +112,24 @@ class DirectoryStore(Store):
             return []
         match = " OR ".join(f'"{t}"' for t in terms)
         with self._lock:
-            sql = (
-                f"SELECT {BM25}.rowid, -bm25({BM25}) FROM {BM25} "
-                f"JOIN entries e ON e.id = {BM25}.rowid WHERE {BM25} MATCH ? "
-                f"AND ({where}) AND {self.visible()} ORDER BY bm25({BM25}) LIMIT ?"
-            )
-            return list(self._vectors().execute(sql, [match, *(params or []), limit]))
+            visible, identity = self.visible(), self._identity
+        sql = (
+            f"SELECT {BM25}.rowid, -bm25({BM25}) FROM {BM25} "
+            f"JOIN entries e ON e.id = {BM25}.rowid WHERE {BM25} MATCH ? "
+            f"AND ({where}) AND {visible} ORDER BY bm25({BM25}) LIMIT ?"
+        )
+        with self._fts_lock:
+            return list(self._fts(identity).execute(sql, [match, *(params or []), limit]))
+
+    def _fts(self, identity: tuple[int, int] | None) -> apsw.Connection:
+        """BM25's connection to the vector store file of ``identity`` (the one ``_vectors``
+        has open); called under ``_fts_lock``."""
+        if self._fts_con is None or self._fts_identity != identity:
+            if self._fts_con is not None:
+                self._fts_con.close()
+            self._fts_con = connect(self.paths.vectors, readonly=True)
+            self._fts_identity = identity
+        return self._fts_con
 
     def dense(
         self,
@@ -229,3 +245,7 @@ class DirectoryStore(Store):
                 self._sql_pool.close()
                 self._sql_pool = None
             self.reader.close()
+        with self._fts_lock:
+            if self._fts_con is not None:
+                self._fts_con.close()
+                self._fts_con = None

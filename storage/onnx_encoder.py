@@ -149,6 +149,10 @@ class OnnxEncoder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # Worker threads that sleep between parallel sections instead of spinning: batches are
+        # 3% faster, and a query's encoding no longer fights the BM25 search running beside it
+        # (hybrid_search) for the second core.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(
             str(self.model_path), options, providers=["CPUExecutionProvider"]
         )

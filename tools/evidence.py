@@ -26,7 +26,7 @@ import math
 import re
 import threading
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import groupby
 
@@ -37,6 +37,7 @@ from storage.boxes import Box, union
 from storage.schema import table
 from storage.store import Store
 from tools.fusion import quantity_words, wants_quantity
+from tools.threads import QUERY_THREADS
 
 CONTEXT_BEFORE, CONTEXT_AFTER = 1, 2  # neighbours shown around the cited window
 MAX_DOCUMENT_UNITS = 5000  # a document-level hit ranks at most this many sentences
@@ -82,7 +83,6 @@ class Unit:
     bbox: list[float] | None
     group: str  # chunk_id or table_id: windows and context stay within it
     words: frozenset[str]  # of its text and, for a table row, its header labels and caption
-    in_hit: bool = True  # part of the hit's own row
 
     @property
     def numbers(self) -> frozenset[str]:
@@ -109,6 +109,29 @@ class Term:
         return bool(self.forms & words) or (bool(self.parts) and self.parts <= words)
 
 
+class TermIndex:
+    """Which of a question's terms a unit's words meet, worked out once per distinct set of
+    words: a page's units are scored for every hit on that page, and most meet no term."""
+
+    def __init__(self, terms: list[Term]) -> None:
+        self.by_form: dict[str, list[Term]] = {}
+        for term in terms:
+            for form in term.forms:
+                self.by_form.setdefault(form, []).append(term)
+        self.forms = frozenset(self.by_form)
+        self.compounds = [t for t in terms if t.parts]
+        self._met: dict[frozenset[str], frozenset[Term]] = {}
+
+    def met(self, words: frozenset[str]) -> frozenset[Term]:
+        """The terms ``words`` meet (as ``Term.met_by`` says)."""
+        found = self._met.get(words)
+        if found is None:
+            hits = {t for form in words & self.forms for t in self.by_form[form]}
+            hits.update(t for t in self.compounds if t.parts <= words)
+            found = self._met[words] = frozenset(hits)
+        return found
+
+
 @dataclass(frozen=True)
 class Target:
     """The row a hit names."""
@@ -127,17 +150,20 @@ def find_evidence(
     con = store.sql()
     pages = _page_units(store, {(t.doc_id, t.page_number) for t in targets if _on_page(t)})
     scopes = [_scope(con, t, pages) for t in targets]
+    owns = [_own_group(t) for t in targets]
     terms = _terms(query)
-    named = _document_names(con, {t.doc_id for t in targets})
-    labels = _labels(con, targets, scopes)
+    index = TermIndex(terms)
+    named = store.derived("evidence-document-names", _document_names)
+    labels = store.derived("page-labels", _page_labels)
     # A quantity question wants a number it does not state itself ("in 2021" is no answer).
     wants_number = wants_quantity(query, anywhere=True)
     given = frozenset(quantity_words(query)) if wants_number else frozenset()
     out = []
-    for target, scope in zip(targets, scopes, strict=True):
+    for target, scope, own in zip(targets, scopes, owns, strict=True):
         # Which words tell units apart is a question about this scope only.
-        weights = _within(_weights(terms, scope), named[target.doc_id])
-        out.append(_evidence(con, target, scope, weights, wants_number, given, labels, budget))
+        weights = _within(_weights(terms, scope, index), named.get(target.doc_id, frozenset()))
+        window = best_window(scope, weights, wants_number, given, index, own) if scope else []
+        out.append(_evidence(con, target, scope, window, labels, budget))
     return out
 
 
@@ -166,15 +192,18 @@ def best_window(
     weights: dict[Term, float],
     wants_number: bool,
     given: frozenset[str] = frozenset(),
+    index: TermIndex | None = None,
+    own: str | None = None,
 ) -> list[Unit]:
     """The one unit, or two adjacent units of one passage or table on one page, that hold most of
     the question's term weight; for a quantity question, windows that state a number first (one
-    not ``given`` in the question). Ties go to the hit's own units, the single unit, then the
-    earlier window."""
+    not ``given`` in the question). Ties go to the hit's own units (those of group ``own``; all
+    units when it is None), the single unit, then the earlier window."""
     total = sum(weights.values()) or 1.0
     # The terms each unit meets, once; a pair meets their union, and a compound term whose
     # parts are split between the two units ('tableformer' here, 'large' there).
-    met = {id(u): frozenset(t for t in weights if t.met_by(u.words)) for u in units}
+    index = index or TermIndex(list(weights))
+    met = {id(u): index.met(u.words) & weights.keys() for u in units}
     compounds = [t for t in weights if t.parts]
 
     def terms_met(window: list[Unit]) -> frozenset[Term]:
@@ -186,10 +215,13 @@ def best_window(
         return found
 
     def rank(window: list[Unit], n: int) -> tuple[bool, float, bool, int, int]:
+        in_hit = own is None or all(u.group == own for u in window)
+        if not any(met[id(u)] for u in window) and (len(window) == 1 or not compounds):
+            return (False, 0.0, in_hit, -len(window), -n)  # meets no term (most windows)
         found = terms_met(window)
         covered = round(sum(w for t, w in weights.items() if t in found) / total, 9)
         number = wants_number and covered > 0 and _has_quantity(window, given)
-        return (number, covered, all(u.in_hit for u in window), -len(window), -n)
+        return (number, covered, in_hit, -len(window), -n)
 
     best, best_rank = [units[0]], (False, -1.0, False, 0, 0)
     for n, unit in enumerate(units):
@@ -212,15 +244,12 @@ def _evidence(
     con,
     target: Target,
     scope: list[Unit],
-    weights: dict[Term, float],
-    wants_number: bool,
-    given: frozenset[str],
+    window: list[Unit],
     labels: dict[tuple[str, int], str | None],
     budget: int,
 ) -> Evidence:
-    if target.table_name in _OWN_BOX or not scope:
+    if target.table_name in _OWN_BOX or not window:
         return _own_box(con, target, labels)
-    window = best_window(scope, weights, wants_number, given)
     page = window[0].page_number if window[0].page_number is not None else target.page_number
     return Evidence(
         page_number=page,
@@ -307,10 +336,13 @@ def _scope(con, target: Target, pages: dict[tuple[str, int], list[Unit]]) -> lis
         return [u for _, u in _table_rows(con, "t.table_id = ?", [key])] if name == "tables" else []
     # chunks, pages, tables, references, entities: what is printed on that page; a chunk's or
     # a table's own units first among equals
-    units = pages[(target.doc_id, target.page_number)]
-    if name in ("chunks", "tables"):
-        return [replace(u, in_hit=u.group == key) for u in units]
-    return units
+    return pages[(target.doc_id, target.page_number)]
+
+
+def _own_group(target: Target) -> str | None:
+    """The group of the target's own units, which win ties within its scope: a chunk's
+    sentences, a table's rows; None where the whole scope is the hit's own."""
+    return target.primary_key if target.table_name in ("chunks", "tables") else None
 
 
 class _PageUnits:
@@ -332,21 +364,24 @@ def _page_units(store: Store, wanted: set[tuple[str, int]]) -> dict[tuple[str, i
     missing = sorted(wanted - set(found))
     if missing:
         loaded: dict[tuple[str, int], list[Unit]] = {k: [] for k in missing}
-        con = store.sql()
         # Documents and pages apart, so both engines filter on plain columns; the few rows of
         # a wanted document on another wanted document's page number are dropped below.
-        docs = sorted({doc for doc, _ in missing})
-        numbers = sorted({page for _, page in missing})
-        sentences = con.execute(
+        params = [sorted({doc for doc, _ in missing}), sorted({page for _, page in missing})]
+        # The table rows are read in another thread on a cursor of their own: both queries
+        # spend most of their time in the database engine, outside the GIL.
+        tables = QUERY_THREADS.submit(
+            _table_rows, store.sql(), "t.doc_id = ANY(?) AND t.page_number = ANY(?)", params
+        )
+        sentences = store.sql().execute(
             f"{_SENTENCES} WHERE doc_id = ANY(?) AND page_number = ANY(?) ORDER BY ordinal",
-            [docs, numbers],
-        ).fetchall()
-        for key, text, page, bbox, chunk, doc_id in sentences:
+            params,
+        )
+        for key, text, page, bbox, chunk, doc_id in sentences.fetchall():
             if (doc_id, page) in loaded:
                 loaded[(doc_id, page)].append(unit(key, text, page, bbox, chunk))
-        where = "t.doc_id = ANY(?) AND t.page_number = ANY(?)"
-        for doc_id, item in _table_rows(con, where, [docs, numbers], set(loaded)):
-            loaded[(doc_id, item.page_number)].append(item)
+        for doc_id, item in tables.result():
+            if (doc_id, item.page_number) in loaded:
+                loaded[(doc_id, item.page_number)].append(item)
         with cache.lock:
             for k, units in loaded.items():
                 cache.pages[k] = units
@@ -361,12 +396,9 @@ def _sentences(con, sql: str, params: list) -> list[Unit]:
     return [unit(key, text, page, bbox, chunk) for key, text, page, bbox, chunk, _ in rows]
 
 
-def _table_rows(
-    con, where: str, params: list, pages: set[tuple[str, int]] | None = None
-) -> list[tuple[str, Unit]]:
-    """(doc_id, unit) for each grid row of the matching tables (only those on ``pages``, when
-    given): its cells' texts and their box, read with the header labels of its cells and the
-    table's caption."""
+def _table_rows(con, where: str, params: list) -> list[tuple[str, Unit]]:
+    """(doc_id, unit) for each grid row of the matching tables: its cells' texts and their box,
+    read with the header labels of its cells and the table's caption."""
     # A cell's header labels come as one string: only their words are read (a set, so
     # repeats do not matter), and lists of strings are the slowest values to fetch.
     cells = con.execute(
@@ -385,8 +417,6 @@ def _table_rows(
     for (table_id, row), group in groupby(cells, key=lambda cell: (cell[0], cell[1])):
         group = list(group)
         *_, page, _, caption, doc_id = group[0]
-        if pages is not None and (doc_id, page) not in pages:
-            continue
         box = union(cell[3] for cell in group)
         bbox = list(box) if box else None
         headers = dict.fromkeys(cell[5] for cell in group)
@@ -428,20 +458,21 @@ def _terms(query: str) -> list[Term]:
     return terms
 
 
-def _weights(terms: list[Term], units: list[Unit]) -> dict[Term, float]:
+def _weights(
+    terms: list[Term], units: list[Unit], index: TermIndex | None = None
+) -> dict[Term, float]:
     """IDF of each question term over the units in play (terms absent from all weigh 0)."""
     n = len(units)
-    df = Counter(t for unit in units for t in terms if t.met_by(unit.words))
+    index = index or TermIndex(terms)
+    df = Counter(t for unit in units for t in index.met(unit.words))
     return {t: math.log(1 + n / df[t]) for t in terms if df[t]}
 
 
-def _document_names(con, doc_ids: set[str]) -> dict[str, frozenset[str]]:
-    """doc_id -> the words of its title and file name."""
-    rows = con.execute(
-        "SELECT doc_id, title, file_name FROM documents WHERE doc_id = ANY(?)",
-        [sorted(doc_ids)],
-    ).fetchall()
-    names = {doc_id: frozenset() for doc_id in doc_ids}
+def _document_names(store: Store) -> dict[str, frozenset[str]]:
+    """doc_id -> the words of its title and file name, for every document (kept per index
+    version: one query instead of one per search)."""
+    rows = store.sql().execute("SELECT doc_id, title, file_name FROM documents").fetchall()
+    names = {}
     for doc_id, title, file_name in rows:
         stem = (file_name or "").rsplit(".", 1)[0].replace("_", " ")
         names[doc_id] = words_of(f"{title or ''} {stem}")
@@ -454,19 +485,12 @@ def _within(weights: dict[Term, float], name: frozenset[str]) -> dict[Term, floa
     return {t: w * NAMED_WEIGHT if t.met_by(name) else w for t, w in weights.items()}
 
 
-def _labels(
-    con, targets: list[Target], scopes: list[list[Unit]]
-) -> dict[tuple[str, int], str | None]:
-    """(doc_id, page) -> the page's printed label where it differs from the page number."""
-    wanted = {(t.doc_id, t.page_number) for t in targets if t.page_number is not None}
-    for target, scope in zip(targets, scopes, strict=True):
-        wanted |= {(target.doc_id, u.page_number) for u in scope if u.page_number is not None}
-    if not wanted:
-        return {}
-    keys = [f"{doc}:{page}" for doc, page in wanted]
-    rows = con.execute(
-        "SELECT doc_id, page_number, label FROM pages "
-        "WHERE doc_id || ':' || page_number = ANY(?) AND label IS NOT NULL",
-        [keys],
-    ).fetchall()
+def _page_labels(store: Store) -> dict[tuple[str, int], str]:
+    """(doc_id, page) -> the page's printed label, for the pages where it differs from the page
+    number (kept per index version)."""
+    rows = (
+        store.sql()
+        .execute("SELECT doc_id, page_number, label FROM pages WHERE label IS NOT NULL")
+        .fetchall()
+    )
     return {(d, p): label for d, p, label in rows if label != str(p)}

@@ -74,11 +74,11 @@ _QUANTITY_QUESTION = re.compile(rf"^\s*{_QUANTITY_ASK}", re.IGNORECASE)
 # fusion ranks by the question's head only (measured), evidence looks anywhere in it.
 _QUANTITY_ANYWHERE = re.compile(rf"(^|[\s,;:(]){_QUANTITY_ASK}", re.IGNORECASE)
 # Numbers that name something rather than count it: "Study 2", "Table 3", "Eq. (4)", "[12, 15]".
+# Matched in lower-cased text: IGNORECASE makes this alternation about 3x slower.
 _LABEL_NUMBER = re.compile(
     r"\b(?:table|figure|fig|section|sec|study|step|eq|equation|chapter|appendix|part|item|note|"
     r"page|p|pp|version|v|phase|experiment|task|round|line|model|algorithm|theorem|lemma)s?\.?"
-    r"\s*\(?\d[\d.]*\)?|\[\d+(?:\s*[,–-]\s*\d+)*\]",
-    re.IGNORECASE,
+    r"\s*\(?\d[\d.]*\)?|\[\d+(?:\s*[,–-]\s*\d+)*\]"
 )
 
 
@@ -175,7 +175,7 @@ def analyse(text: str) -> Analysed:
 @lru_cache(maxsize=8192)
 def quantity_words(text: str) -> list[str]:
     """The text's words with labels ("Table 3", "[12]") taken out: their numbers are names."""
-    return tokens(_LABEL_NUMBER.sub(" ", text))
+    return tokens(_LABEL_NUMBER.sub(" ", text.lower()))
 
 
 def _term_weights(terms: list[str], vocabularies: list[frozenset]) -> dict[str, float]:
@@ -191,11 +191,13 @@ def window_coverage(text: Analysed, weights: dict[str, float]) -> float:
     if not total:
         return 0.0
     # The query terms each sentence holds (a few), rather than unions of whole sentences.
-    held = [frozenset(t for t in weights if t in sentence) for sentence in text.sentences]
+    terms = frozenset(weights)
+    held = [sentence & terms for sentence in text.sentences]
     best = 0.0
-    for i, terms in enumerate(held):
-        window = terms | held[i + 1] if i + 1 < len(held) else terms
-        best = max(best, sum(w for t, w in weights.items() if t in window))  # in a fixed order
+    for i, found in enumerate(held):
+        window = found | held[i + 1] if i + 1 < len(held) else found
+        if window:
+            best = max(best, sum(w for t, w in weights.items() if t in window))  # fixed order
     return best / total
 
 

@@ -20,6 +20,7 @@ from tools.filters import OPERATORS_HELP, parse_filter
 from tools.fusion import fuse
 from tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
 from tools.spec import MAX_FILTER_CHARS, Arguments, Name, ToolSpec
+from tools.threads import QUERY_THREADS
 
 MAX_LIMIT = 100
 HIT_TEXT_CHARS = 700  # a hit's text is trimmed; fetch the row with run_sql for all of it
@@ -126,14 +127,17 @@ def hybrid_search(
     for t, c in chosen:
         _views(t, c)
     where, params = _where(chosen, filter)
-    sparse = store.fts(query, where, params, CANDIDATES)
+    # BM25 in another thread, beside the question's encoding and the dense search.
+    bm25 = QUERY_THREADS.submit(store.fts, query, where, params, CANDIDATES)
     dense: list[tuple[int, float]] = []
+    similarity: dict[int, float] = {}
     if dense_collection in store.collections():
         vector = store.encoder_for(dense_collection).encode([query])[0]
         dense = store.dense(dense_collection, vector, where, params, CANDIDATES)
+        sparse = bm25.result()
         similarity = _similarity_of_the_rest(store, dense_collection, vector, sparse, dense)
     else:
-        similarity = {}
+        sparse = bm25.result()
     entries = store.entries(list({i for i, _ in sparse} | {i for i, _ in dense}))
     ranked = fuse(query, sparse, dense, entries, store, similarity)
     size = _text_budget(limit)
