@@ -19,6 +19,7 @@ import numpy as np
 
 from language.terms import search_words
 from storage import generations
+from storage.bm25_search import Bm25Search
 from storage.paths import IndexNotFoundError, IndexPaths
 from storage.reader import IndexReader
 from storage.settings import get_settings
@@ -42,7 +43,7 @@ class DirectoryStore(Store):
         self._identity: tuple[int, int] | None = None
         # BM25 has a connection of its own, so hybrid_search runs it beside the dense search.
         self._fts_lock = threading.Lock()
-        self._fts_con: apsw.Connection | None = None
+        self._fts: Bm25Search | None = None
         self._fts_identity: tuple[int, int] | None = None
         self._stamped = False  # the vector store has generation stamps (schema 2)
         self._dense: dict[str, tuple[tuple[int, int], VectorIndex]] = {}
@@ -107,29 +108,24 @@ class DirectoryStore(Store):
 
     def fts(self, query: str, where: str = "TRUE", params: list | None = None, limit: int = 50):
         """BM25 candidates: [(entry id, score)] best first (score = -bm25, higher is better)."""
-        terms = search_words(query)  # quoted below: no query syntax reaches MATCH
-        if not terms:
+        words = search_words(query)  # quoted by Bm25Search: no query syntax reaches MATCH
+        if not words:
             return []
-        match = " OR ".join(f'"{t}"' for t in terms)
         with self._lock:
             visible, identity = self.visible(), self._identity
-        sql = (
-            f"SELECT {BM25}.rowid, -bm25({BM25}) FROM {BM25} "
-            f"JOIN entries e ON e.id = {BM25}.rowid WHERE {BM25} MATCH ? "
-            f"AND ({where}) AND {visible} ORDER BY bm25({BM25}) LIMIT ?"
-        )
         with self._fts_lock:
-            return list(self._fts(identity).execute(sql, [match, *(params or []), limit]))
+            bm25 = self._bm25(identity)
+            return bm25.search(words, f"({where}) AND {visible}", params or [], limit)
 
-    def _fts(self, identity: tuple[int, int] | None) -> apsw.Connection:
-        """BM25's connection to the vector store file of ``identity`` (the one ``_vectors``
-        has open); called under ``_fts_lock``."""
-        if self._fts_con is None or self._fts_identity != identity:
-            if self._fts_con is not None:
-                self._fts_con.close()
-            self._fts_con = connect(self.paths.vectors, readonly=True)
+    def _bm25(self, identity: tuple[int, int] | None) -> Bm25Search:
+        """BM25 on its own connection to the vector store file of ``identity`` (the one
+        ``_vectors`` has open); called under ``_fts_lock``."""
+        if self._fts is None or self._fts_identity != identity:
+            if self._fts is not None:
+                self._fts.con.close()
+            self._fts = Bm25Search(connect(self.paths.vectors, readonly=True))
             self._fts_identity = identity
-        return self._fts_con
+        return self._fts
 
     def dense(
         self,
@@ -246,6 +242,6 @@ class DirectoryStore(Store):
                 self._sql_pool = None
             self.reader.close()
         with self._fts_lock:
-            if self._fts_con is not None:
-                self._fts_con.close()
-                self._fts_con = None
+            if self._fts is not None:
+                self._fts.con.close()
+                self._fts = None

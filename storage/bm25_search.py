@@ -1,0 +1,111 @@
+"""BM25's best rows from the FTS5 collection without scoring every row a common word matches.
+
+FTS5 computes ``bm25()`` for every row its MATCH returns, and a question's OR query matches
+nearly every row through its common words ("the", "what", "model"): on the corpus index it
+scored 12,400 rows to keep 100, most of a search's time. BM25 is a sum of one part per query
+word, and the part of a word that n of the N rows hold is below (k1 + 1) * idf(n) in any row. So a
+row holding none of the rarer words scores below ``bound``, the sum of those limits over the
+common words. The search first scores only the rows that hold a rarer word (with the same MATCH
+expression, so with the same numbers); when the k-th of them beats the bound, no other row can
+enter the top k. Otherwise the rows holding only common words are scored as well and the two
+lists merged. Either way the answer is the full query's, ties broken by rowid.
+"""
+
+from __future__ import annotations
+
+import math
+
+import apsw
+
+from storage.vectors import BM25
+
+K1 = 1.2  # FTS5's bm25() parameter; the part of one word in one row is below (K1 + 1) * idf
+# Words held by more than this share of the rows are "common": on the corpus index's questions
+# the rarer words' rows then always held the whole top 100 (0.1 missed it for 7 of 81).
+RARE_SHARE = 0.2
+_ROW_COUNT = "docsym_bm25_rows"  # an FTS5 function: the rows bm25() counts as N
+
+
+class Bm25Search:
+    """BM25 searches on one read-only connection to a vector store (not thread-safe)."""
+
+    def __init__(self, con: apsw.Connection) -> None:
+        self.con = con
+        con.register_fts5_function(_ROW_COUNT, lambda api, *_: api.row_count)
+        self._version: int | None = None
+        self._rows: int | None = None
+        self._holding: dict[str, int] = {}  # word -> rows that hold it, for this version
+
+    def search(
+        self, words: list[str], where: str, params: list, limit: int
+    ) -> list[tuple[int, float]]:
+        """[(rowid, score)] of the ``limit`` best rows holding any of ``words`` and matching
+        ``where`` (SQL over ``entries e``), best first; score = -bm25, higher is better."""
+        if not words:
+            return []
+        match = _match(words)
+        rare, bound = self._split(words)
+        if not rare or len(rare) == len(words):
+            return self._query(match, where, params, limit)
+        subquery = f"SELECT rowid FROM {BM25} WHERE {BM25} MATCH ?"
+        # '+' keeps SQLite from handing the rowid test to FTS5, which would rerun the whole
+        # MATCH once per rowid; as a plain filter it is checked before bm25() is computed.
+        found = self._query(
+            match, f"+{BM25}.rowid IN ({subquery}) AND ({where})", [_match(rare), *params], limit
+        )
+        if len(found) == limit and found[-1][1] > bound * (1 + 1e-9):
+            return found
+        rest = self._query(
+            match,
+            f"+{BM25}.rowid NOT IN ({subquery}) AND ({where})",
+            [_match(rare), *params],
+            limit,
+        )
+        return sorted(found + rest, key=lambda hit: (-hit[1], hit[0]))[:limit]
+
+    def _query(self, match: str, where: str, params: list, limit: int) -> list[tuple[int, float]]:
+        sql = (
+            f"SELECT {BM25}.rowid, -bm25({BM25}) FROM {BM25} "
+            f"JOIN entries e ON e.id = {BM25}.rowid WHERE {BM25} MATCH ? AND {where} "
+            f"ORDER BY bm25({BM25}), {BM25}.rowid LIMIT ?"
+        )
+        return [(int(i), float(s)) for i, s in self.con.execute(sql, [match, *params, limit])]
+
+    def _split(self, words: list[str]) -> tuple[list[str], float]:
+        """The rarer words, and the most the common words can add to a row's score."""
+        version = self.con.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._version:
+            self._version, self._rows, self._holding = version, None, {}
+        held = {word: self._rows_holding(word) for word in words}
+        rows = self._row_count(next((w for w in words if held[w]), None))
+        if not rows:
+            return [], 0.0
+        rare = [w for w in words if held[w] <= RARE_SHARE * rows]
+        bound = sum((K1 + 1) * _idf(held[w], rows) for w in words if w not in rare)
+        return rare, bound
+
+    def _rows_holding(self, word: str) -> int:
+        """How many rows the word's phrase matches: the n of its idf, as bm25() counts it."""
+        if word not in self._holding:
+            sql = f"SELECT count(*) FROM {BM25} WHERE {BM25} MATCH ?"
+            self._holding[word] = self.con.execute(sql, [_match([word])]).fetchone()[0]
+        return self._holding[word]
+
+    def _row_count(self, word: str | None) -> int | None:
+        """N as bm25() sees it (FTS5 keeps it; a contentless table has no rows to count), read
+        through a row that ``word`` matches."""
+        if self._rows is None and word is not None:
+            sql = f"SELECT {_ROW_COUNT}({BM25}) FROM {BM25} WHERE {BM25} MATCH ? LIMIT 1"
+            self._rows = self.con.execute(sql, [_match([word])]).fetchone()[0]
+        return self._rows
+
+
+def _match(words: list[str]) -> str:
+    """An FTS5 OR query of the words, each quoted so no query syntax reaches MATCH."""
+    return " OR ".join(f'"{word}"' for word in words)
+
+
+def _idf(holding: int, rows: int) -> float:
+    """FTS5's idf: log((N - n + 0.5) / (n + 0.5)), and 1e-6 where that is not positive."""
+    idf = math.log((rows - holding + 0.5) / (holding + 0.5))
+    return idf if idf > 0 else 1e-6
