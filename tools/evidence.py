@@ -149,7 +149,8 @@ def find_evidence(
     """Evidence for each target, in order. ``budget`` bounds each excerpt (characters)."""
     con = store.sql()
     pages = _page_units(store, {(t.doc_id, t.page_number) for t in targets if _on_page(t)})
-    scopes = [_scope(con, t, pages) for t in targets]
+    tables = store.derived("evidence-tables", _Tables)
+    scopes = [_scope(con, t, pages, tables) for t in targets]
     owns = [_own_group(t) for t in targets]
     terms = _terms(query)
     index = TermIndex(terms)
@@ -225,15 +226,16 @@ def best_window(
 
     best, best_rank = [units[0]], (False, -1.0, False, 0, 0)
     for n, unit in enumerate(units):
-        windows = [[unit]]
         following = units[n + 1] if n + 1 < len(units) else None
-        if (
-            following
+        pair = (
+            following is not None
             and following.group == unit.group
             and following.page_number == unit.page_number
-        ):
-            windows.append([unit, following])
-        for window in windows:
+        )
+        meets = met[id(unit)] or (pair and (met[id(following)] or compounds))
+        if best_rank[1] > 0 and not meets:
+            continue  # neither window meets a term, so neither beats one that does
+        for window in ([unit], [unit, following]) if pair else ([unit],):
             found = rank(window, n)
             if found > best_rank:
                 best, best_rank = window, found
@@ -317,7 +319,9 @@ def _on_page(target: Target) -> bool:
     )
 
 
-def _scope(con, target: Target, pages: dict[tuple[str, int], list[Unit]]) -> list[Unit]:
+def _scope(
+    con, target: Target, pages: dict[tuple[str, int], list[Unit]], tables: _Tables
+) -> list[Unit]:
     """The citable units around the target's row, in document order."""
     name, key = target.table_name, target.primary_key
     if name == "sections":
@@ -333,7 +337,8 @@ def _scope(con, target: Target, pages: dict[tuple[str, int], list[Unit]]) -> lis
     if target.page_number is None:  # formats without pages: the row's own units
         if name == "chunks":
             return _sentences(con, f"{_SENTENCES} WHERE chunk_id = ? ORDER BY ordinal", [key])
-        return [u for _, u in _table_rows(con, "t.table_id = ?", [key])] if name == "tables" else []
+        info = tables.by_id.get(key) if name == "tables" else None
+        return [u for _, u in _table_rows(con, [info])] if info else []
     # chunks, pages, tables, references, entities: what is printed on that page; a chunk's or
     # a table's own units first among equals
     return pages[(target.doc_id, target.page_number)]
@@ -343,6 +348,28 @@ def _own_group(target: Target) -> str | None:
     """The group of the target's own units, which win ties within its scope: a chunk's
     sentences, a table's rows; None where the whole scope is the hit's own."""
     return target.primary_key if target.table_name in ("chunks", "tables") else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    table_id: str
+    doc_id: str
+    page_number: int | None
+    caption: str | None
+
+
+class _Tables:
+    """Every table's page and caption, kept per index version: a page's table rows are read by
+    table id (a plain filter), and the many pages without a table cost no query at all."""
+
+    def __init__(self, store: Store) -> None:
+        sql = "SELECT table_id, doc_id, page_number, caption FROM tables ORDER BY doc_id, ordinal"
+        rows = store.sql().execute(sql).fetchall()
+        self.by_id = {row[0]: _Table(*row) for row in rows}
+        self.on_page: dict[tuple[str, int], list[_Table]] = {}
+        for info in self.by_id.values():
+            if info.page_number is not None:
+                self.on_page.setdefault((info.doc_id, info.page_number), []).append(info)
 
 
 class _PageUnits:
@@ -355,8 +382,9 @@ class _PageUnits:
 
 def _page_units(store: Store, wanted: set[tuple[str, int]]) -> dict[tuple[str, int], list[Unit]]:
     """Sentences and table rows of each wanted (doc_id, page), from the cache or in two
-    queries for all the missing pages."""
+    queries for all the missing pages (one where none of them holds a table)."""
     cache = store.derived("evidence-page-units", lambda _: _PageUnits())
+    tables = store.derived("evidence-tables", _Tables)
     with cache.lock:
         found = {k: cache.pages[k] for k in wanted if k in cache.pages}
         for k in found:
@@ -364,24 +392,18 @@ def _page_units(store: Store, wanted: set[tuple[str, int]]) -> dict[tuple[str, i
     missing = sorted(wanted - set(found))
     if missing:
         loaded: dict[tuple[str, int], list[Unit]] = {k: [] for k in missing}
-        # Documents and pages apart, so both engines filter on plain columns; the few rows of
-        # a wanted document on another wanted document's page number are dropped below.
-        params = [sorted({doc for doc, _ in missing}), sorted({page for _, page in missing})]
+        on_pages = [t for k in missing for t in tables.on_page.get(k, [])]
         # The table rows are read in another thread on a cursor of their own: both queries
         # spend most of their time in the database engine, outside the GIL.
-        tables = QUERY_THREADS.submit(
-            _table_rows, store.sql(), "t.doc_id = ANY(?) AND t.page_number = ANY(?)", params
-        )
+        rows = QUERY_THREADS.submit(_table_rows, store.sql(), on_pages) if on_pages else None
+        pairs = " OR ".join("(doc_id = ? AND page_number = ?)" for _ in missing)
         sentences = store.sql().execute(
-            f"{_SENTENCES} WHERE doc_id = ANY(?) AND page_number = ANY(?) ORDER BY ordinal",
-            params,
+            f"{_SENTENCES} WHERE {pairs} ORDER BY ordinal", [v for k in missing for v in k]
         )
         for key, text, page, bbox, chunk, doc_id in sentences.fetchall():
-            if (doc_id, page) in loaded:
-                loaded[(doc_id, page)].append(unit(key, text, page, bbox, chunk))
-        for doc_id, item in tables.result():
-            if (doc_id, item.page_number) in loaded:
-                loaded[(doc_id, item.page_number)].append(item)
+            loaded[(doc_id, page)].append(unit(key, text, page, bbox, chunk))
+        for info, item in rows.result() if rows else []:
+            loaded[(info.doc_id, item.page_number)].append(item)
         with cache.lock:
             for k, units in loaded.items():
                 cache.pages[k] = units
@@ -396,34 +418,35 @@ def _sentences(con, sql: str, params: list) -> list[Unit]:
     return [unit(key, text, page, bbox, chunk) for key, text, page, bbox, chunk, _ in rows]
 
 
-def _table_rows(con, where: str, params: list) -> list[tuple[str, Unit]]:
-    """(doc_id, unit) for each grid row of the matching tables: its cells' texts and their box,
-    read with the header labels of its cells and the table's caption."""
+def _table_rows(con, tables: list[_Table]) -> list[tuple[_Table, Unit]]:
+    """(table, unit) for each grid row of the tables, in their order: its cells' texts and their
+    box, read with the header labels of its cells and the table's caption."""
     # A cell's header labels come as one string: only their words are read (a set, so
     # repeats do not matter), and lists of strings are the slowest values to fetch.
+    marks = ", ".join("?" * len(tables))
     cells = con.execute(
         f"""
-        SELECT c.table_id, c.row, c.text, c.bbox, t.page_number,
-               coalesce(array_to_string(c.row_path, ' '), '') || ' '
-               || coalesce(array_to_string(c.col_path, ' '), ''),
-               t.caption, t.doc_id
-        FROM table_cells c JOIN tables t USING (table_id)
-        WHERE {where} AND c.text <> ''
-        ORDER BY t.doc_id, t.ordinal, c.row, c.col
+        SELECT table_id, row, text, bbox,
+               coalesce(array_to_string(row_path, ' '), '') || ' '
+               || coalesce(array_to_string(col_path, ' '), '')
+        FROM table_cells WHERE table_id IN ({marks}) AND text <> ''
+        ORDER BY table_id, row, col
         """,
-        params,
+        [t.table_id for t in tables],
     ).fetchall()
-    units = []
+    rows: dict[str, list[Unit]] = {}
+    captions = {t.table_id: t.caption or "" for t in tables}
+    pages = {t.table_id: t.page_number for t in tables}
     for (table_id, row), group in groupby(cells, key=lambda cell: (cell[0], cell[1])):
         group = list(group)
-        *_, page, _, caption, doc_id = group[0]
         box = union(cell[3] for cell in group)
-        bbox = list(box) if box else None
-        headers = dict.fromkeys(cell[5] for cell in group)
+        headers = dict.fromkeys(cell[4] for cell in group)
         text = ROW_SEP.join(cell[2] for cell in group)
-        context = " ".join([*headers, caption or ""])
-        units.append((doc_id, unit(f"{table_id}-r{row}", text, page, bbox, table_id, context)))
-    return units
+        context = " ".join([*headers, captions[table_id]])
+        bbox = list(box) if box else None
+        found = unit(f"{table_id}-r{row}", text, pages[table_id], bbox, table_id, context)
+        rows.setdefault(table_id, []).append(found)
+    return [(t, u) for t in tables for u in rows.get(t.table_id, [])]
 
 
 def _has_quantity(window: list[Unit], given: frozenset[str]) -> bool:
