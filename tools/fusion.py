@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from functools import lru_cache
 
 from language.sentences import split_sentences
@@ -170,6 +171,13 @@ class Analysed:
 def analyse(text: str) -> Analysed:
     """Cached: the same passages come back as candidates for many questions."""
     return Analysed(text)
+
+
+def prepare(entries: Iterable[EntryRow]) -> None:
+    """Analyse candidates ahead of ``fuse`` (which then finds them cached), e.g. the dense
+    search's while the keyword search still runs in another thread."""
+    for entry in entries:
+        analyse(entry.text)
 
 
 @lru_cache(maxsize=8192)

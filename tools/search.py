@@ -17,7 +17,7 @@ from storage.store import EntryRow, Store
 from tools.errors import ToolError
 from tools.evidence import Target, find_evidence
 from tools.filters import OPERATORS_HELP, parse_filter
-from tools.fusion import fuse
+from tools.fusion import fuse, prepare
 from tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
 from tools.spec import MAX_FILTER_CHARS, Arguments, Name, ToolSpec
 from tools.threads import QUERY_THREADS
@@ -131,14 +131,18 @@ def hybrid_search(
     bm25 = QUERY_THREADS.submit(store.fts, query, where, params, CANDIDATES)
     dense: list[tuple[int, float]] = []
     similarity: dict[int, float] = {}
+    entries: dict[int, EntryRow] = {}
     if dense_collection in store.collections():
         vector = store.encoder_for(dense_collection).encode([query])[0]
         dense = store.dense(dense_collection, vector, where, params, CANDIDATES)
+        # BM25 usually takes longer: read the dense candidates for fusion meanwhile.
+        entries = store.entries([i for i, _ in dense])
+        prepare(entries.values())
         sparse = bm25.result()
         similarity = _similarity_of_the_rest(store, dense_collection, vector, sparse, dense)
     else:
         sparse = bm25.result()
-    entries = store.entries(list({i for i, _ in sparse} | {i for i, _ in dense}))
+    entries |= store.entries(list({i for i, _ in sparse} - set(entries)))
     ranked = fuse(query, sparse, dense, entries, store, similarity)
     size = _text_budget(limit)
     hits = [
