@@ -1,13 +1,14 @@
 """hybrid_search latency on a real index: p50/p95 wall time, CPU per query, and where it goes.
 
-    python bench/query_speed.py (--index DIR | --store URL) [--repeat 1]
+    python bench/query_speed.py (--index DIR | --store URL) [--repeat 1] [--default-gc]
 
 Questions are those of ../shared/dev-qa/qa.jsonl and bench/qa/docsym_qa.jsonl; each is asked
 ``--repeat`` times in one warm process (the first three questions are asked once before timing,
-so the encoder, the caches and the connections are loaded). Prints, over all calls, the p50 and
-p95 of wall time and the mean CPU time (both cores count), then the mean time of each stage of
-a call: query encoding, BM25, dense search, the cosine of BM25-only candidates, entry lookup,
-fusion and the evidence finder (sentence, row and box of each hit).
+so the encoder, the caches and the connections are loaded), with the garbage collector tuned as
+``docsym serve`` tunes it (``--default-gc`` leaves CPython's defaults). Prints, over all calls,
+the p50 and p95 of wall time and the mean CPU time (both cores count), then the mean time of
+each stage of a call: query encoding, BM25, dense search, the cosine of BM25-only candidates,
+entry lookup, fusion and the evidence finder (sentence, row and box of each hit).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ sys.path.insert(0, str(REPO))
 
 import tools.search as search  # noqa: E402
 from bench.stats import percentile  # noqa: E402
+from mcp_server.server import tune_garbage_collection  # noqa: E402
 from storage.store import Store, open_store  # noqa: E402
 from tools.evaluate import load_qa  # noqa: E402
 
@@ -37,11 +39,14 @@ def main() -> None:
     where.add_argument("--index", type=Path, help="an index directory")
     where.add_argument("--store", help="a shared PostgreSQL store")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--default-gc", action="store_true", help="CPython's collector settings")
     args = parser.parse_args()
     store = open_store(args.store or args.index)
     questions = [item.question for path in QA for item in load_qa(path)]
     for question in questions[:3]:
         search.hybrid_search(store, question)
+    if not args.default_gc:
+        tune_garbage_collection()
     stages = _instrument(store)
     wall, cpu = [], []
     for _ in range(args.repeat):

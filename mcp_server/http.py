@@ -27,7 +27,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_server.server import build_server
+from mcp_server.server import build_server, tune_garbage_collection
 
 log = logging.getLogger("docsym.mcp.http")
 
@@ -74,6 +74,7 @@ def serve_http(
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     app = http_app(index, host, port, token, allowed_origins)
+    tune_garbage_collection()
     auth = "bearer token required" if token else "no token"
     print(f"docsym MCP at http://{_host_port(host, port)}{MCP_PATH} ({auth})", file=sys.stderr)
     config = uvicorn.Config(

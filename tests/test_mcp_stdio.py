@@ -72,3 +72,19 @@ def test_demo_answers_from_a_table_cell(tmp_path: Path, capsys) -> None:
     assert run_demo(tmp_path / "demo-index") == 0
     out = capsys.readouterr().out
     assert "Answer: 0.91 (Table 1" in out
+
+
+def test_a_serving_process_collects_cycles_rarely() -> None:
+    """What ``docsym serve`` does to the collector before it answers (here, then undone)."""
+    import gc
+
+    from mcp_server.server import GC_THRESHOLDS, tune_garbage_collection
+
+    before = gc.get_threshold()
+    try:
+        tune_garbage_collection()
+        assert gc.get_threshold() == GC_THRESHOLDS
+        assert gc.get_freeze_count() > 1000  # start-up's objects are out of the collector's reach
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
