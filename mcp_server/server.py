@@ -9,6 +9,7 @@ writes to stdout (the stdio transport owns it): logs go to stderr.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import gc
 import inspect
@@ -239,4 +240,5 @@ def tune_garbage_collection() -> None:
     model) out of the collector's reach, for the life of a serving process."""
     gc.collect()
     gc.freeze()
+    atexit.register(gc.unfreeze)  # so the collector can finalise them on the way out
     gc.set_threshold(*GC_THRESHOLDS)
