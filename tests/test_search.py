@@ -123,6 +123,8 @@ def test_importing_and_starting_commands_does_not_import_torch() -> None:
     code = (
         "import sys, docsym.cli, tools.search, storage.store, mcp_server.server, indexer.pipeline;"
         "from docsym.cli import main; main(['schema']);"
-        "assert 'torch' not in sys.modules and 'sentence_transformers' not in sys.modules"
+        "assert 'torch' not in sys.modules and 'sentence_transformers' not in sys.modules;"
+        # PyMuPDF is imported, its layout add-on (a quarter second of start-up) is not
+        "import pymupdf; assert sys.modules.get('pymupdf.layout') is None"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True)
