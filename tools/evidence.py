@@ -91,10 +91,9 @@ class Unit:
         return _numbers(self.text)
 
 
-def unit(
-    key: str, text: str, page: int | None, bbox: list[float] | None, group: str, context: str = ""
-) -> Unit:
-    return Unit(key, text, page, bbox, group, words_of(f"{text} {context}"))
+def unit(key: str, text: str, page: int | None, bbox: list[float] | None, group: str) -> Unit:
+    """A sentence (or any unit read by its own words)."""
+    return Unit(key, text, page, bbox, group, words_of(text))
 
 
 @dataclass(frozen=True, eq=False)  # hashed by identity: each question's terms are distinct
@@ -421,30 +420,30 @@ def _sentences(con, sql: str, params: list) -> list[Unit]:
 def _table_rows(con, tables: list[_Table]) -> list[tuple[_Table, Unit]]:
     """(table, unit) for each grid row of the tables, in their order: its cells' texts and their
     box, read with the header labels of its cells and the table's caption."""
-    # A cell's header labels come as one string: only their words are read (a set, so
-    # repeats do not matter), and lists of strings are the slowest values to fetch.
+    # A cell's header path comes as one string per axis (only its words are read), and the
+    # words of each distinct string are read once: a column's path and the caption are shared
+    # by every row. Lists of strings are the slowest values to fetch.
     marks = ", ".join("?" * len(tables))
     cells = con.execute(
         f"""
-        SELECT table_id, row, text, bbox,
-               coalesce(array_to_string(row_path, ' '), '') || ' '
-               || coalesce(array_to_string(col_path, ' '), '')
+        SELECT table_id, row, text, bbox, coalesce(array_to_string(row_path, ' '), ''),
+               coalesce(array_to_string(col_path, ' '), '')
         FROM table_cells WHERE table_id IN ({marks}) AND text <> ''
         ORDER BY table_id, row, col
         """,
         [t.table_id for t in tables],
     ).fetchall()
     rows: dict[str, list[Unit]] = {}
-    captions = {t.table_id: t.caption or "" for t in tables}
+    captions = {t.table_id: words_of(t.caption or "") for t in tables}
     pages = {t.table_id: t.page_number for t in tables}
     for (table_id, row), group in groupby(cells, key=lambda cell: (cell[0], cell[1])):
         group = list(group)
         box = union(cell[3] for cell in group)
-        headers = dict.fromkeys(cell[4] for cell in group)
         text = ROW_SEP.join(cell[2] for cell in group)
-        context = " ".join([*headers, captions[table_id]])
+        labels = {path for cell in group for path in cell[4:6]}
+        words = words_of(text).union(captions[table_id], *map(words_of, labels))
         bbox = list(box) if box else None
-        found = unit(f"{table_id}-r{row}", text, pages[table_id], bbox, table_id, context)
+        found = Unit(f"{table_id}-r{row}", text, pages[table_id], bbox, table_id, words)
         rows.setdefault(table_id, []).append(found)
     return [(t, u) for t in tables for u in rows.get(t.table_id, [])]
 
