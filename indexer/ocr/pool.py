@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import multiprocessing
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -24,6 +25,7 @@ import numpy as np
 from indexer.ocr.engine import OcrLine, PageOcr, engine_version, read_image
 
 log = logging.getLogger(__name__)
+BUSY_MS = 10_000  # how long a worker waits for another's lock on the cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +46,8 @@ class OcrCache:
 
     def __init__(self, path: Path) -> None:
         self.db = apsw.Connection(str(path))
-        self.db.set_busy_timeout(10_000)  # index workers share the file
-        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.set_busy_timeout(BUSY_MS)  # index workers share the file
+        _use_wal(self.db)
         self.db.execute("CREATE TABLE IF NOT EXISTS ocr_pages (key TEXT PRIMARY KEY, result TEXT)")
 
     def get(self, key: str) -> PageOcr | None:
@@ -57,6 +59,21 @@ class OcrCache:
 
     def close(self) -> None:
         self.db.close()
+
+
+def _use_wal(db: apsw.Connection) -> None:
+    """Switch the file to WAL. Index workers open a new cache at the same moment, and SQLite
+    answers all but one of their switches "busy" at once, without waiting (it cannot upgrade a
+    read lock another process also holds), so the switch is retried until the busy timeout."""
+    deadline = time.monotonic() + BUSY_MS / 1000
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except apsw.BusyError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 class OcrPool:
