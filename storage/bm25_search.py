@@ -19,7 +19,9 @@ import apsw
 
 from storage.vectors import BM25
 
-K1 = 1.2  # FTS5's bm25() parameter; the part of one word in one row is below (K1 + 1) * idf
+# FTS5's bm25() parameters (the PostgreSQL store's keyword search computes the same BM25); the
+# part of one word in one row is below (K1 + 1) * idf.
+K1, B = 1.2, 0.75
 # Words held by more than this share of the rows are "common": on the corpus index's questions
 # the rarer words' rows then always held the whole top 100 (0.1 missed it for 7 of 81).
 RARE_SHARE = 0.2

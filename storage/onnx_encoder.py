@@ -22,6 +22,8 @@ import numpy as np
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
+from storage.encoder import BATCH
+
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 DEFAULT_MAX_TOKENS = 256
 
@@ -159,7 +161,7 @@ class OnnxEncoder:
         self.input_names = {i.name for i in self.session.get_inputs()}
         self.dimension = int(json.loads((model_dir / "config.json").read_text())["hidden_size"])
 
-    def encode(self, texts: list[str], batch_size: int = 16) -> np.ndarray:  # see encoder.BATCH
+    def encode(self, texts: list[str], batch_size: int = BATCH) -> np.ndarray:
         """Embeddings in input order, float32 of shape (len(texts), dimension), unit length."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:

@@ -37,6 +37,7 @@ from storage.boxes import Box, union
 from storage.schema import table
 from storage.store import Store
 from tools.fusion import quantity_words, wants_quantity
+from tools.results import page_labels
 from tools.threads import QUERY_THREADS
 
 CONTEXT_BEFORE, CONTEXT_AFTER = 1, 2  # neighbours shown around the cited window
@@ -147,14 +148,14 @@ def find_evidence(
 ) -> list[Evidence]:
     """Evidence for each target, in order. ``budget`` bounds each excerpt (characters)."""
     con = store.sql()
-    pages = _page_units(store, {(t.doc_id, t.page_number) for t in targets if _on_page(t)})
     tables = store.derived("evidence-tables", _Tables)
+    pages = _page_units(store, tables, {(t.doc_id, t.page_number) for t in targets if _on_page(t)})
     scopes = [_scope(con, t, pages, tables) for t in targets]
     owns = [_own_group(t) for t in targets]
     terms = _terms(query)
     index = TermIndex(terms)
     named = store.derived("evidence-document-names", _document_names)
-    labels = store.derived("page-labels", _page_labels)
+    labels = page_labels(store)
     # A quantity question wants a number it does not state itself ("in 2021" is no answer).
     wants_number = wants_quantity(query, anywhere=True)
     given = frozenset(quantity_words(query)) if wants_number else frozenset()
@@ -379,11 +380,12 @@ class _PageUnits:
         self.lock = threading.Lock()
 
 
-def _page_units(store: Store, wanted: set[tuple[str, int]]) -> dict[tuple[str, int], list[Unit]]:
+def _page_units(
+    store: Store, tables: _Tables, wanted: set[tuple[str, int]]
+) -> dict[tuple[str, int], list[Unit]]:
     """Sentences and table rows of each wanted (doc_id, page), from the cache or in two
     queries for all the missing pages (one where none of them holds a table)."""
     cache = store.derived("evidence-page-units", lambda _: _PageUnits())
-    tables = store.derived("evidence-tables", _Tables)
     with cache.lock:
         found = {k: cache.pages[k] for k in wanted if k in cache.pages}
         for k in found:
@@ -505,14 +507,3 @@ def _within(weights: dict[Term, float], name: frozenset[str]) -> dict[Term, floa
     """Weights for finding the answer inside one document: the words that name the document
     ("Uber", "NICS firearm checks") say which document, not where in it."""
     return {t: w * NAMED_WEIGHT if t.met_by(name) else w for t, w in weights.items()}
-
-
-def _page_labels(store: Store) -> dict[tuple[str, int], str]:
-    """(doc_id, page) -> the page's printed label, for the pages where it differs from the page
-    number (kept per index version)."""
-    rows = (
-        store.sql()
-        .execute("SELECT doc_id, page_number, label FROM pages WHERE label IS NOT NULL")
-        .fetchall()
-    )
-    return {(d, p): label for d, p, label in rows if label != str(p)}

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
-from tools.results import ToolResult, markdown_table, page_citation, with_note
+from tools.results import ToolResult, markdown_table, page_citation, page_labels, with_note
 from tools.spec import Arguments, ToolSpec
 
 MAX_NEIGHBOURS = 5
@@ -109,7 +109,9 @@ def read_passage(
             )
         )
         used += len(text) + 1
-    _fill_labels(con, doc_id, shown)
+    labels = page_labels(store)
+    for sentence in shown:
+        sentence.page_label = labels.get((doc_id, sentence.page_number))
     truncated = len(shown) < len(rows)
     note = None
     if truncated:
@@ -160,21 +162,6 @@ def _neighbour(con, kind: str, doc_id: str, position: int) -> str | None:
     }[kind]
     found = con.execute(sql, [doc_id, position]).fetchone()
     return found[0] if found else None
-
-
-def _fill_labels(con, doc_id: str, sentences: list[PassageSentence]) -> None:
-    pages = sorted({s.page_number for s in sentences if s.page_number is not None})
-    if not pages:
-        return
-    labels = dict(
-        con.execute(
-            "SELECT page_number, label FROM pages WHERE doc_id = ? AND "
-            "page_number = ANY(?) AND label <> page_number::VARCHAR",
-            [doc_id, pages],
-        ).fetchall()
-    )
-    for s in sentences:
-        s.page_label = labels.get(s.page_number)
 
 
 class ReadPassageArgs(Arguments):

@@ -143,7 +143,8 @@ def rank_nodes(
         else:
             scores[:, column] = _lexical_scores(store, scope, doc_id, query)
     picked = _skyline_layers(scores, layers)[:limit]
-    nodes = _ranked_nodes(con, scope, scores, chosen, picked)
+    nodes = _ranked_nodes(scope, scores, chosen, picked)
+    fill_from_views(store, nodes)
     _cite(store, query, doc_id, nodes)
     note = None
     if "graph" in chosen and not seeds:
@@ -350,7 +351,7 @@ def _normalised(scores: np.ndarray) -> np.ndarray:
 
 
 def _ranked_nodes(
-    con, scope: list[tuple], scores: np.ndarray, chosen: list[str], picked: list[tuple[int, int]]
+    scope: list[tuple], scores: np.ndarray, chosen: list[str], picked: list[tuple[int, int]]
 ) -> list[RankedNode]:
     ranks = np.argsort(np.argsort(-scores, axis=0, kind="stable"), axis=0) + 1
     layer_best = {
@@ -385,7 +386,6 @@ def _ranked_nodes(
                 why=_why(layer, best_on, node_ranks),
             )
         )
-    fill_from_views(con, nodes)
     return nodes
 
 

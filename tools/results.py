@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from storage.store import Store
+
 # Clients reject responses over ~25k tokens; NeuSym-RAG caps an observation at ~5k tokens.
 MAX_RESULT_CHARS = 20_000
 
@@ -44,6 +46,18 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     """A GitHub markdown table; cells escaped by ``markdown_cell``."""
     rule = "|" + "---|" * len(header)
     return "\n".join([markdown_row(header), rule, *map(markdown_row, rows)])
+
+
+def page_labels(store: Store) -> dict[tuple[str, int], str]:
+    """(doc_id, page_number) -> the page's printed label, for the pages whose label differs from
+    their number ('iv', '24' on PDF page 26); read once per index version."""
+    return store.derived("page-labels", _read_page_labels)
+
+
+def _read_page_labels(store: Store) -> dict[tuple[str, int], str]:
+    sql = "SELECT doc_id, page_number, label FROM pages WHERE label IS NOT NULL"
+    rows = store.sql().execute(sql).fetchall()
+    return {(doc, page): label for doc, page, label in rows if label and label != str(page)}
 
 
 def page_citation(page_number: int | None, label: str | None) -> str:

@@ -13,7 +13,14 @@ from pydantic import BaseModel, Field
 
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
-from tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
+from tools.results import (
+    ToolResult,
+    markdown_table,
+    page_citation,
+    page_labels,
+    trimmed,
+    with_note,
+)
 from tools.spec import Arguments, Name, Offset, PageNumber, ToolSpec
 
 NODE_TYPES = ("section", "text", "table", "image", "equation")
@@ -116,7 +123,7 @@ def select_subtree(
     )
     rows = con.execute(f"{matching} ORDER BY t.ordinal LIMIT ? OFFSET ?", [*params, limit, offset])
     nodes = [SubtreeNode(**dict(zip(_FIELDS, r[:8], strict=True))) for r in rows.fetchall()]
-    fill_from_views(con, nodes)
+    fill_from_views(store, nodes)
     root = _node(con, root_id)
     total = sum(counts.values())
     note = None
@@ -188,8 +195,10 @@ def _node(con, node_id: str) -> SubtreeNode:
     return SubtreeNode(**dict(zip(_FIELDS, row.fetchone(), strict=True)))
 
 
-def fill_from_views(con, nodes: list[SubtreeNode]) -> None:
-    """Add each leaf's bounded text and, where its row has one, its bbox."""
+def fill_from_views(store: Store, nodes: list[SubtreeNode]) -> None:
+    """Add each leaf's bounded text, its bbox where its row has one, and its first page's
+    printed label."""
+    con = store.sql()
     by_table: dict[str, list[SubtreeNode]] = {}
     for node in nodes:
         by_table.setdefault(node.ref_table, []).append(node)
@@ -214,21 +223,9 @@ def fill_from_views(con, nodes: list[SubtreeNode]) -> None:
         found = {r[0]: r[1:] for r in rows}
         for node in group:
             node.text, node.bbox = found.get(node.ref_id, (None, None))
-    _fill_page_labels(con, nodes)
-
-
-def _fill_page_labels(con, nodes: list[SubtreeNode]) -> None:
-    keys = list({f"{n.node_id.rsplit('-n', 1)[0]}:{n.page_start}" for n in nodes if n.page_start})
-    if not keys:
-        return
-    rows = con.execute(
-        "SELECT doc_id || ':' || page_number, label FROM pages "
-        "WHERE doc_id || ':' || page_number = ANY(?) AND label <> page_number::VARCHAR",
-        [keys],
-    ).fetchall()
-    labels = dict(rows)
-    for node in nodes:
-        node.page_label = labels.get(f"{node.node_id.rsplit('-n', 1)[0]}:{node.page_start}")
+    labels = page_labels(store)
+    for node in nodes:  # node ids are '<doc_id>-n<k>'
+        node.page_label = labels.get((node.node_id.rsplit("-n", 1)[0], node.page_start))
 
 
 DocId = Annotated[str, Field(description="From list_documents.", max_length=64)]

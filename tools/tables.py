@@ -18,7 +18,14 @@ from language.labels import acronym_words, label_core, label_key, label_stems, l
 from language.terms import FUNCTION_WORDS
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
-from tools.results import MAX_RESULT_CHARS, ToolResult, markdown_row, markdown_table, page_citation
+from tools.results import (
+    MAX_RESULT_CHARS,
+    ToolResult,
+    markdown_row,
+    markdown_table,
+    page_citation,
+    page_labels,
+)
 from tools.spec import Arguments, Label, Name, ToolSpec
 
 FORMATS = ("markdown", "html", "cells")
@@ -214,17 +221,7 @@ def lookup_cells(
 
 def page_label(store: Store, doc_id: str, page_number: int | None) -> str | None:
     """The printed label of a page where it differs from its number."""
-    if page_number is None:
-        return None
-    found = (
-        store.sql()
-        .execute(
-            "SELECT label FROM pages WHERE doc_id = ? AND page_number = ?", [doc_id, page_number]
-        )
-        .fetchone()
-    )
-    label = found[0] if found else None
-    return label if label and label != str(page_number) else None
+    return None if page_number is None else page_labels(store).get((doc_id, page_number))
 
 
 def rank_cells(

@@ -28,6 +28,7 @@ from psycopg import errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from language.terms import search_words
+from storage.bm25_search import K1, B  # BM25 as FTS5 computes it
 from storage.paths import IndexNotFoundError
 from storage.postgres import ddl
 from storage.postgres.connect import reader_url, redacted
@@ -39,8 +40,6 @@ from storage.store import EntryRow, Store
 from storage.values import scrub
 from storage.vectors import vec_table
 
-# BM25 as FTS5 computes it.
-K1, B = 1.2, 0.75
 # Keyword search reads the postings of the rarest query terms, up to this many (summed
 # document frequency; the rarest term is read whatever its count).
 RARE_POSTINGS = 10_000
