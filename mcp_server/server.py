@@ -26,7 +26,7 @@ from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
-from storage.encoder import get_encoder
+from storage.encoder import query_encoder
 from storage.paths import IndexNotFoundError
 from storage.store import Store, open_store
 from storage.values import MAX_MESSAGE_CHARS, echo, scrub
@@ -96,7 +96,7 @@ def _crash_text(name: str, cause: BaseException | None) -> str:
 def build_server(index: Path | str) -> MCPServer:
     store = open_store(index)
     server = DocsymServer(name="docsym", instructions=INSTRUCTIONS)
-    get_encoder().warm_up()  # the first search should not wait for the model
+    query_encoder().warm_up()  # the first search should not wait for the model
     for spec in TOOLS:
         server.add_tool(
             _handler(spec, store),

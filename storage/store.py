@@ -24,7 +24,7 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 
-from storage.encoder import Encoder, get_encoder
+from storage.encoder import Encoder, query_encoder
 from storage.paths import is_store_url
 from storage.sql_pool import SqlRows
 from storage.vectors import Entry
@@ -80,7 +80,7 @@ class Store(ABC):
 
     def encoder_for(self, collection: str) -> Encoder:
         kind, model, _ = self.collections()[collection]
-        return get_encoder(self._model_name or model)
+        return query_encoder(self._model_name or model)
 
     @abstractmethod
     def fts(

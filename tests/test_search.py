@@ -128,3 +128,19 @@ def test_importing_and_starting_commands_does_not_import_torch() -> None:
         "import pymupdf; assert sys.modules.get('pymupdf.layout') is None"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True)
+
+
+def test_searches_encode_questions_with_the_encoder_the_server_warms(sample_store: Store) -> None:
+    from storage.encoder import QUERY_THREADS, get_encoder, query_encoder
+    from storage.settings import get_settings
+
+    collection = next(n for n in sample_store.collections() if not sample_store.is_keyword(n))
+    used = sample_store.encoder_for(collection)
+    # build_server warms query_encoder(): it must be the very object searches use
+    assert used is query_encoder()
+    assert used.threads == QUERY_THREADS == 1
+    # indexing encodes in batches on the configured threads, with an encoder of its own
+    assert get_encoder() is not used
+    assert get_encoder().threads == get_settings().encoder_threads
+    vector = used.encode(["which encoder answers questions"])[0]
+    assert abs(float((vector**2).sum()) - 1.0) < 1e-5
