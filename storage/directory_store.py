@@ -155,7 +155,8 @@ class DirectoryStore(Store):
             rows = self._vectors().execute(
                 f"SELECT id FROM entries e WHERE ({where}) AND {self.visible()}", params
             )
-            found = np.fromiter((r[0] for r in rows), dtype=np.int64)
+            # Sorted once here, so each search maps them to positions without sorting again.
+            found = np.unique(np.fromiter((r[0] for r in rows), dtype=np.int64))
             while len(self._subsets) >= SUBSETS:
                 del self._subsets[next(iter(self._subsets))]
             self._subsets[key] = found

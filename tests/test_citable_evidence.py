@@ -258,6 +258,27 @@ def test_a_quantity_question_cites_the_window_that_states_a_number() -> None:
     assert [u.key for u in best_window(units, weights, True, given)] == ["u1"]
 
 
+def test_a_quantity_question_reads_numbers_of_the_best_windows_first(monkeypatch) -> None:
+    import tools.evidence as evidence
+
+    units = _units(
+        "The log keeps the readings of the gauge every day, as the weir's log did.",
+        "Each day the gauge log was kept.",
+        "The gauge log held 4,096 readings each day.",
+        "The gauge was read 12 times.",
+    )
+    question = "How many readings does the gauge log keep each day?"
+    weights = evidence._weights(evidence._terms(question), units)
+    read: list[str] = []
+    real = evidence._numbers
+    monkeypatch.setattr(evidence, "_numbers", lambda text: read.append(text) or real(text))
+    # u0 holds the most words but no number; of the windows stating one, u2 holds the most.
+    assert [u.key for u in evidence.best_window(units, weights, False)] == ["u0"]
+    assert read == []
+    assert [u.key for u in evidence.best_window(units, weights, True)] == ["u2"]
+    assert "The gauge was read 12 times." not in read  # a window below u2 is never read
+
+
 def test_evidence_words_meet_compounds_greek_letters_and_plurals() -> None:
     from tools.evidence import _terms, words_of
 

@@ -49,6 +49,37 @@ def test_labels_are_not_quantities() -> None:
     assert fusion.number_near_terms(tokens(label_only), weights, terms) == 1.0
 
 
+def _gauge_logs() -> dict[int, EntryRow]:
+    """60 passages over 20 pages; every third states the count the question asks for."""
+    entries = {}
+    for i in range(60):
+        words = ["gauge", "log", "readings", "day"][: 1 + i % 4]
+        count = str(100 + i) if i % 3 == 0 else "unknown"
+        site = chr(97 + i % 26) + chr(97 + i // 26)
+        text = f"At site {site} the weir was checked. The {' '.join(words)} count was {count}."
+        entries[i + 1] = EntryRow("chunks", "text", f"c{i}", f"d{i % 5}", i // 3 + 1, text, i + 1)
+    return entries
+
+
+def test_fusion_reads_numbers_only_until_the_first_places_are_settled(monkeypatch) -> None:
+    entries = _gauge_logs()
+    sparse = [(i, 10.0 - i * 0.1) for i in entries]
+    dense = [(i, 0.5 + (i % 7) * 0.03) for i in entries]
+    question = "How many readings of the gauge does the log keep each day?"
+    full = fusion.fuse(question, sparse, dense, entries)
+    unasked = fusion.fuse("Readings of the gauge the log keeps each day", sparse, dense, entries)
+    # The number feature decides the first places here: passages stating a count move up.
+    assert [i for i, *_ in full[:4]] == [4, 16, 28, 40]
+    assert [i for i, *_ in unasked[:4]] != [4, 16, 28, 40]
+    read: list[str] = []
+    real = fusion.quantity_words
+    monkeypatch.setattr(fusion, "quantity_words", lambda text: read.append(text) or real(text))
+    for limit in (1, 3, 5, 10):
+        read.clear()
+        assert fusion.fuse(question, sparse, dense, entries, limit=limit) == full[:limit]
+        assert len(read) < len(entries)
+
+
 def _entry(entry_id: int, doc_id: str) -> EntryRow:
     return EntryRow("chunks", "text", f"c{entry_id}", doc_id, 1, "some text", entry_id)
 

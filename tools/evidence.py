@@ -28,7 +28,7 @@ import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import groupby
+from itertools import chain, groupby
 
 from pydantic import BaseModel, Field
 
@@ -172,7 +172,7 @@ def find_evidence(
 def words_of(text: str) -> frozenset[str]:
     """The unit's words in both forms (``word_forms``), with the parts and the run-together form
     of its compounds."""
-    return frozenset().union(*map(_forms_of_word, set(raw_words(spell_greek(text)))))
+    return frozenset(chain.from_iterable(map(_forms_of_word, set(raw_words(spell_greek(text))))))
 
 
 @lru_cache(maxsize=65536)
@@ -215,16 +215,16 @@ def best_window(
             found |= {t for t in split if t.met_by(words)}
         return found
 
-    def rank(window: list[Unit], n: int) -> tuple[bool, float, bool, int, int]:
+    def rank(window: list[Unit], n: int) -> tuple[float, bool, int, int]:
         in_hit = own is None or all(u.group == own for u in window)
         if not any(met[id(u)] for u in window) and (len(window) == 1 or not compounds):
-            return (False, 0.0, in_hit, -len(window), -n)  # meets no term (most windows)
+            return (0.0, in_hit, -len(window), -n)  # meets no term (most windows)
         found = terms_met(window)
         covered = round(sum(w for t, w in weights.items() if t in found) / total, 9)
-        number = wants_number and covered > 0 and _has_quantity(window, given)
-        return (number, covered, in_hit, -len(window), -n)
+        return (covered, in_hit, -len(window), -n)
 
-    best, best_rank = [units[0]], (False, -1.0, False, 0, 0)
+    best, best_rank = [units[0]], (-1.0, False, 0, 0)
+    meeting: list[tuple[tuple[float, bool, int, int], list[Unit]]] = []
     for n, unit in enumerate(units):
         following = units[n + 1] if n + 1 < len(units) else None
         pair = (
@@ -233,12 +233,19 @@ def best_window(
             and following.page_number == unit.page_number
         )
         meets = met[id(unit)] or (pair and (met[id(following)] or compounds))
-        if best_rank[1] > 0 and not meets:
+        if best_rank[0] > 0 and not meets:
             continue  # neither window meets a term, so neither beats one that does
         for window in ([unit], [unit, following]) if pair else ([unit],):
             found = rank(window, n)
+            if found[0] > 0:
+                meeting.append((found, window))
             if found > best_rank:
                 best, best_rank = window, found
+    if wants_number:
+        # The best window that states a number beats any that does not: look for numbers in
+        # the best windows first (reading a unit's numbers costs more than its rank).
+        meeting.sort(key=lambda ranked: ranked[0], reverse=True)
+        return next((w for _, w in meeting if _has_quantity(w, given)), best)
     return best
 
 

@@ -90,8 +90,10 @@ def fuse(
     entries: dict[int, EntryRow],
     store: Store | None = None,
     similarity: dict[int, float] | None = None,
+    limit: int | None = None,
 ) -> list[tuple[int, float, list[str]]]:
-    """[(entry id, score, collections that found it)] best first, one entry per row.
+    """[(entry id, score, collections that found it)] best first, one entry per row; the first
+    ``limit`` of them only, when given.
 
     ``similarity`` gives the cosine of candidates the dense search did not return, so every
     candidate's ``dense`` feature is its real similarity."""
@@ -110,24 +112,56 @@ def fuse(
     analysed = {i: analyse(entries[i].text) for i in features}
     weights = _term_weights(terms, [a.vocabulary for a in analysed.values()])
     pairs = set(zip(terms, terms[1:], strict=False))
-    wants_number = wants_quantity(query)
     for entry_id, f in features.items():
         f["window"] = window_coverage(analysed[entry_id], weights)
         f["phrase"] = len(pairs & analysed[entry_id].pairs) / len(pairs) if pairs else 0.0
-        if wants_number:
-            words = quantity_words(entries[entry_id].text)
-            f["number"] = number_near_terms(words, weights, set(terms))
     _document_scores(features, entries)
     if store is not None:
         _named_scores(features, entries, weights, store.derived("document_names", document_names))
+    # "number" is the last feature, so adding it later leaves every sum as it was.
     scores = {i: sum(WEIGHTS[k] * v for k, v in f.items()) for i, f in features.items()}
+    if wants_quantity(query):
+        _add_numbers(scores, entries, weights, set(terms), limit)
+    ranked = _spread_pages(_ranked_rows(scores, entries), entries)[:limit]
+    return [(i, scores[i], sources[i]) for i in ranked]
+
+
+def _ranked_rows(scores: dict[int, float], entries: dict[int, EntryRow]) -> list[int]:
+    """The best-scoring entry of each row, best first (ties by entry id)."""
     best_per_row: dict[tuple[str, str], int] = {}
     for entry_id, score in scores.items():
         key = (entries[entry_id].table_name, entries[entry_id].primary_key)
         if key not in best_per_row or score > scores[best_per_row[key]]:
             best_per_row[key] = entry_id
-    ranked = _spread_pages(sorted(best_per_row.values(), key=lambda i: (-scores[i], i)), entries)
-    return [(i, scores[i], sources[i]) for i in ranked]
+    return sorted(best_per_row.values(), key=lambda i: (-scores[i], i))
+
+
+def _add_numbers(
+    scores: dict[int, float],
+    entries: dict[int, EntryRow],
+    weights: dict[str, float],
+    query: set[str],
+    limit: int | None,
+) -> None:
+    """Add the number feature to the scores, best candidates first, until the first ``limit``
+    places are settled: every candidate left unread would score at most its present score plus
+    the feature's weight, and once ``limit`` pages' best hits score more than that, no such
+    candidate can enter the first ``limit`` places (reading a candidate's words for numbers is
+    the costliest feature; most candidates of a question are far from its top ten)."""
+    bonus = WEIGHTS["number"]
+    order = sorted(scores, key=lambda i: (-scores[i], i))
+    step = limit or len(order)
+    for start in range(0, len(order), step):
+        for i in order[start : start + step]:
+            if number_near_terms(quantity_words(entries[i].text), weights, query):
+                scores[i] += bonus
+        done = start + step
+        if done >= len(order):
+            return
+        ceiling = scores[order[done]] + bonus
+        settled = {i: scores[i] for i in order[:done] if scores[i] > ceiling}
+        if len(_spread_pages(_ranked_rows(settled, entries), entries, firsts_only=True)) >= step:
+            return
 
 
 def wants_quantity(query: str, anywhere: bool = False) -> bool:
@@ -136,7 +170,9 @@ def wants_quantity(query: str, anywhere: bool = False) -> bool:
     return bool((_QUANTITY_ANYWHERE if anywhere else _QUANTITY_QUESTION).search(query))
 
 
-def _spread_pages(ranked: list[int], entries: dict[int, EntryRow]) -> list[int]:
+def _spread_pages(
+    ranked: list[int], entries: dict[int, EntryRow], firsts_only: bool = False
+) -> list[int]:
     """Each page's best hit first, then the pages' further hits, each group in score order.
 
     A page and its chunks are near-duplicates to a reader: a second hit from a page already shown
@@ -149,7 +185,7 @@ def _spread_pages(ranked: list[int], entries: dict[int, EntryRow]) -> list[int]:
         page = (entries[i].doc_id, entries[i].page_number)
         (later if page in seen and page[1] is not None else first).append(i)
         seen.add(page)
-    return first + later
+    return first if firsts_only else first + later
 
 
 class Analysed:
@@ -201,12 +237,15 @@ def window_coverage(text: Analysed, weights: dict[str, float]) -> float:
     # The query terms each sentence holds (a few), rather than unions of whole sentences.
     terms = frozenset(weights)
     held = [sentence & terms for sentence in text.sentences]
-    best = 0.0
+    windows = set()  # distinct windows only: most hold the same few terms, or none
     for i, found in enumerate(held):
-        window = found | held[i + 1] if i + 1 < len(held) else found
+        following = held[i + 1] if i + 1 < len(held) else None
+        window = found | following if following else found
         if window:
-            best = max(best, sum(w for t, w in weights.items() if t in window))  # fixed order
-    return best / total
+            windows.add(window)
+    # Sums in the weights' fixed order, so equal windows always score alike.
+    scores = (sum(w for t, w in weights.items() if t in window) for window in windows)
+    return max(scores, default=0.0) / total
 
 
 def number_near_terms(words: list[str], weights: dict[str, float], query: set[str]) -> float:

@@ -143,11 +143,10 @@ def hybrid_search(
     else:
         sparse = bm25.result()
     entries |= store.entries(list({i for i, _ in sparse} - set(entries)))
-    ranked = fuse(query, sparse, dense, entries, store, similarity)
+    ranked = fuse(query, sparse, dense, entries, store, similarity, limit)
     size = _text_budget(limit)
     hits = [
-        _hit(n, score, entries[i], sources, size)
-        for n, (i, score, sources) in enumerate(ranked[:limit], 1)
+        _hit(n, score, entries[i], sources, size) for n, (i, score, sources) in enumerate(ranked, 1)
     ]
     return _result(query, "hybrid", _with_evidence(store, query, hits, size))
 
