@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 
@@ -37,6 +38,10 @@ BATCH = 16
 # it a core: BM25, encoding and dense search together take 14.1 instead of 15.5 ms (p50 over
 # the 81 QA questions).
 QUERY_THREADS = 1
+# Questions whose vectors an encoder keeps: an agent often asks the same question again,
+# narrowed by a filter or sent to another tool (hybrid_search, then find_entities or
+# rank_nodes), and the encoding is a quarter of a search.
+QUESTIONS_KEPT = 256
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +60,8 @@ class Encoder:
             raise ValueError(f"encoder must be onnx, onnx-int8 or torch, not {self.backend!r}")
         self._impl = None
         self._lock = threading.Lock()
+        self._questions: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._questions_lock = threading.Lock()
 
     @property
     def collection(self) -> str:
@@ -103,6 +110,22 @@ class Encoder:
         thread = threading.Thread(target=self._load, name="docsym-encoder-load", daemon=False)
         thread.start()
         return thread
+
+    def encode_question(self, text: str) -> np.ndarray:
+        """The vector of one search question (read-only), kept for the last QUESTIONS_KEPT
+        questions."""
+        with self._questions_lock:
+            found = self._questions.get(text)
+            if found is not None:
+                self._questions.move_to_end(text)
+                return found
+        vector = self.encode([text])[0]
+        vector.setflags(write=False)  # shared by every caller of the same question
+        with self._questions_lock:
+            self._questions[text] = vector
+            while len(self._questions) > QUESTIONS_KEPT:
+                self._questions.popitem(last=False)
+        return vector
 
     def encode(self, texts: list[str], batch_size: int = BATCH) -> np.ndarray:
         """L2-normalised float32 embeddings, one row per text (texts must fit the window)."""

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from indexer.pipeline import index_paths
@@ -128,6 +129,30 @@ def test_importing_and_starting_commands_does_not_import_torch() -> None:
         "import pymupdf; assert sys.modules.get('pymupdf.layout') is None"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True)
+
+
+def test_a_question_asked_again_is_not_encoded_again(sample_store: Store, monkeypatch) -> None:
+    from storage import encoder as encoder_module
+
+    question = "How many candidates does each retriever give the hybrids, asked twice?"
+    encoder = sample_store.encoder_for("minilm")
+    calls: list[list[str]] = []
+    real = encoder.encode
+    monkeypatch.setattr(encoder, "encode", lambda texts, **kw: calls.append(texts) or real(texts))
+    first = hybrid_search(sample_store, question)
+    narrowed = hybrid_search(sample_store, question, filter=f"doc_id == '{first.hits[0].doc_id}'")
+    assert calls == [[question]]
+    assert narrowed.hits and {h.doc_id for h in narrowed.hits} == {first.hits[0].doc_id}
+    vector = encoder.encode_question(question)
+    assert not vector.flags.writeable  # one array serves every caller of the question
+    assert np.allclose(vector, real([question])[0])
+    # Only the last QUESTIONS_KEPT questions are kept.
+    monkeypatch.setattr(encoder_module, "QUESTIONS_KEPT", 2)
+    for other in ("first other question", "second other question"):
+        encoder.encode_question(other)
+    calls.clear()
+    encoder.encode_question(question)
+    assert calls == [[question]]
 
 
 def test_searches_encode_questions_with_the_encoder_the_server_warms(sample_store: Store) -> None:

@@ -179,7 +179,7 @@ def _semantic(store: Store, query: str, doc_id: str | None) -> list[tuple[str, f
         return []
     where = "e.table_name = 'entities'" + (" AND e.doc_id = ?" if doc_id else "")
     params = [doc_id] if doc_id else []
-    vector = store.encoder_for("minilm").encode([query])[0]
+    vector = store.encoder_for("minilm").encode_question(query)
     found = store.dense("minilm", vector, where, params, limit=20)
     entries = store.entries([i for i, _ in found])
     return [(entries[i].primary_key, score) for i, score in found if i in entries]

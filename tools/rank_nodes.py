@@ -132,7 +132,7 @@ def rank_nodes(
     graph = entity_graph(store)
     vector = None
     if "text" in chosen or "graph" in chosen:
-        vector = store.encoder_for("minilm").encode([query])[0]
+        vector = store.encoder_for("minilm").encode_question(query)
     seeds = _seeds(store, graph, query, doc_id, vector) if "graph" in chosen else {}
     scores = np.zeros((len(scope), len(chosen)), dtype=np.float64)
     for column, criterion in enumerate(chosen):

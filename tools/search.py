@@ -104,7 +104,7 @@ def vector_search(
     if store.is_keyword(collection):
         found = store.fts(query, where, params, limit)
     else:
-        vector = store.encoder_for(collection).encode([query])[0]
+        vector = store.encoder_for(collection).encode_question(query)
         found = store.dense(collection, vector, where, params, limit)
     entries = store.entries([i for i, _ in found])
     size = _text_budget(limit)
@@ -133,7 +133,7 @@ def hybrid_search(
     similarity: dict[int, float] = {}
     entries: dict[int, EntryRow] = {}
     if dense_collection in store.collections():
-        vector = store.encoder_for(dense_collection).encode([query])[0]
+        vector = store.encoder_for(dense_collection).encode_question(query)
         dense = store.dense(dense_collection, vector, where, params, CANDIDATES)
         # BM25 usually takes longer: read the dense candidates for fusion meanwhile.
         entries = store.entries([i for i, _ in dense])
