@@ -13,7 +13,6 @@ possessive in the index.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 MAX_SEARCH_WORDS = 64
 
@@ -100,14 +99,20 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(stem(w) for w in words))
 
 
+def stem(word: str) -> str:
+    """A light, symmetric suffix stripper: enough to match 'encoders'/'encoder', 'tasks'/'task'.
+    Cached per word."""
+    return _STEMS[word]
+
+
 class _Stems(dict):
-    """word -> stem(word), filled on first use: ``tokens`` maps every word of every candidate
+    """word -> its stem, filled on first use: ``tokens`` maps every word of every candidate
     through it, and a dict lookup costs less than a call through lru_cache."""
 
     def __missing__(self, word: str) -> str:
         if len(self) >= _MAX_STEMS:  # bounded like any cache: start again
             self.clear()
-        found = self[word] = stem(word)
+        found = self[word] = _strip_suffix(word)
         return found
 
 
@@ -115,9 +120,7 @@ _MAX_STEMS = 65536
 _STEMS = _Stems()
 
 
-@lru_cache(maxsize=_MAX_STEMS)
-def stem(word: str) -> str:
-    """A light, symmetric suffix stripper: enough to match 'encoders'/'encoder', 'tasks'/'task'."""
+def _strip_suffix(word: str) -> str:
     for suffix in ("'s", "ies", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
             return word[: -len(suffix)] + ("y" if suffix == "ies" else "")

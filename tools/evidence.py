@@ -237,7 +237,7 @@ def best_window(
             continue  # neither window meets a term, so neither beats one that does
         for window in ([unit], [unit, following]) if pair else ([unit],):
             found = rank(window, n)
-            if found[0] > 0:
+            if wants_number and found[0] > 0:
                 meeting.append((found, window))
             if found > best_rank:
                 best, best_rank = window, found
