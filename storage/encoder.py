@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections import OrderedDict
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -60,8 +60,11 @@ class Encoder:
             raise ValueError(f"encoder must be onnx, onnx-int8 or torch, not {self.backend!r}")
         self._impl = None
         self._lock = threading.Lock()
-        self._questions: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._questions_lock = threading.Lock()
+        # One search question's vector, kept for the last QUESTIONS_KEPT questions (read-only:
+        # the same array serves every caller of the question).
+        self.encode_question: Callable[[str], np.ndarray] = lru_cache(maxsize=QUESTIONS_KEPT)(
+            self._encode_question
+        )
 
     @property
     def collection(self) -> str:
@@ -111,20 +114,9 @@ class Encoder:
         thread.start()
         return thread
 
-    def encode_question(self, text: str) -> np.ndarray:
-        """The vector of one search question (read-only), kept for the last QUESTIONS_KEPT
-        questions."""
-        with self._questions_lock:
-            found = self._questions.get(text)
-            if found is not None:
-                self._questions.move_to_end(text)
-                return found
+    def _encode_question(self, text: str) -> np.ndarray:
         vector = self.encode([text])[0]
-        vector.setflags(write=False)  # shared by every caller of the same question
-        with self._questions_lock:
-            self._questions[text] = vector
-            while len(self._questions) > QUESTIONS_KEPT:
-                self._questions.popitem(last=False)
+        vector.setflags(write=False)
         return vector
 
     def encode(self, texts: list[str], batch_size: int = BATCH) -> np.ndarray:

@@ -146,12 +146,14 @@ def test_a_question_asked_again_is_not_encoded_again(sample_store: Store, monkey
     vector = encoder.encode_question(question)
     assert not vector.flags.writeable  # one array serves every caller of the question
     assert np.allclose(vector, real([question])[0])
-    # Only the last QUESTIONS_KEPT questions are kept.
+    # Only the last QUESTIONS_KEPT questions are kept (an encoder sizes its cache when made).
     monkeypatch.setattr(encoder_module, "QUESTIONS_KEPT", 2)
-    for other in ("first other question", "second other question"):
-        encoder.encode_question(other)
+    small = encoder_module.Encoder(encoder.model_name, encoder.backend, encoder.threads)
+    monkeypatch.setattr(small, "encode", lambda texts, **kw: calls.append(texts) or real(texts))
+    for text in (question, "first other question", "second other question"):
+        small.encode_question(text)
     calls.clear()
-    encoder.encode_question(question)
+    small.encode_question(question)
     assert calls == [[question]]
 
 
