@@ -1,6 +1,6 @@
 """The MCP server over streamable HTTP, at ``/mcp``, guarded for a local machine.
 
-Three guards, outermost first:
+Three guards of who may call, outermost first:
 
 * an optional static bearer token (a small ASGI middleware: the SDK's ``TokenVerifier`` hook
   needs OAuth ``AuthSettings`` with an issuer URL, which a shared secret does not have);
@@ -9,6 +9,10 @@ Three guards, outermost first:
   rebinding pages that would otherwise reach a server bound to 127.0.0.1;
 * binding to 127.0.0.1 unless told otherwise, with a loud warning when a non-loopback address
   is served without a token.
+
+Then limits that keep one client from crowding out the others (``http_limits``): sessions per
+client address beside the total, idle sessions closed after minutes, a deadline on reading each
+request and a bound on open connections, all from the settings (the ``http_*`` fields).
 
 Every log line goes to stderr (uvicorn's access log defaults to stdout; it is redirected).
 """
@@ -23,19 +27,27 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import uvicorn
+import uvicorn.config
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcp_server.http_limits import (
+    DropAbandonedRequests,
+    SessionShareMiddleware,
+    open_session_ids,
+    request_deadline_protocol,
+)
 from mcp_server.server import build_server, tune_garbage_collection
+from storage.settings import get_settings
 
 log = logging.getLogger("docsym.mcp.http")
 
 MCP_PATH = "/mcp"
 # The largest valid call is under 100 kB (a 20,000-character SQL statement); refuse bigger
-# bodies with 413 before anything parses them. Sessions are bounded for the same reason.
+# bodies with 413 before anything parses them.
 MAX_BODY_BYTES = 1 << 20
-MAX_SESSIONS = 256
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_HOSTS = ("", "0.0.0.0", "::")
 
@@ -51,13 +63,22 @@ def http_app(
     if token is not None and not token.strip():
         raise ValueError("the bearer token is empty; pass a real secret or none at all")
     warn_if_exposed(host, token)
+    settings = get_settings()
     server = build_server(index)
-    app = server.streamable_http_app(
+    sdk_app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         max_request_body_size=MAX_BODY_BYTES,
-        max_sessions=MAX_SESSIONS,
+        max_sessions=settings.http_sessions,
+        session_idle_timeout=settings.http_idle_seconds,
         transport_security=security_settings(host, port, allowed_origins),
         host=host,
+    )
+    app = SessionShareMiddleware(
+        DropAbandonedRequests(sdk_app),
+        open_session_ids(server.session_manager),
+        share=settings.http_sessions_per_client,
+        idle_seconds=settings.http_idle_seconds,
+        path=MCP_PATH,
     )
     return BearerTokenMiddleware(app, token) if token else app
 
@@ -70,23 +91,37 @@ def serve_http(
     allowed_origins: list[str] | None = None,
 ) -> None:
     """Serve until interrupted."""
-    import uvicorn
-
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     app = http_app(index, host, port, token, allowed_origins)
     tune_garbage_collection()
     auth = "bearer token required" if token else "no token"
     print(f"docsym MCP at http://{_host_port(host, port)}{MCP_PATH} ({auth})", file=sys.stderr)
-    config = uvicorn.Config(
+    uvicorn.Server(uvicorn_config(app, host, port)).run()
+
+
+def uvicorn_config(app: ASGIApp, host: str, port: int) -> uvicorn.Config:
+    """How uvicorn serves ``app``: the settings' connection limits, h11 with a read deadline."""
+    settings = get_settings()
+    return uvicorn.Config(
         app,
         host=host,
         port=port,
+        # Pinned to h11 (not httptools, should it be installed): the read deadline is an h11
+        # protocol of ours. No WebSocket route exists, so no upgrade is offered.
+        http=request_deadline_protocol(settings.http_read_seconds, settings.http_connections),
+        ws="none",
+        # uvicorn answers 503 once connections or requests in flight reach this. The protocol
+        # keeps connections within the cap, so this bounds requests still running for clients
+        # that left (a disconnect does not stop a tool call).
+        limit_concurrency=settings.http_connections + 1,
+        # The peer address names the client (per-client session shares, logs); uvicorn would
+        # otherwise take X-Forwarded-For from any local process as the client's address.
+        proxy_headers=False,
         log_config=_stderr_log_config(),
         server_header=False,
         # An open SSE stream would otherwise hold Ctrl-C until the client goes away.
         timeout_graceful_shutdown=3,
     )
-    uvicorn.Server(config).run()
 
 
 def security_settings(
@@ -181,8 +216,6 @@ def _host_port(host: str, port: int) -> str:
 
 
 def _stderr_log_config() -> dict:
-    import uvicorn.config
-
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     config["handlers"]["access"]["stream"] = "ext://sys.stderr"  # stdout is not ours to use
     return config

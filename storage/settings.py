@@ -64,6 +64,42 @@ class Settings(BaseSettings):
         default=None,
         description="`docsym serve --transport http`: require `Authorization: Bearer TOKEN`.",
     )
+    http_sessions: int = Field(
+        default=256,
+        ge=1,
+        le=100_000,
+        description="HTTP: sessions open at once, all clients together; a client asking for "
+        "one more is answered 503.",
+    )
+    http_sessions_per_client: int = Field(
+        default=32,
+        ge=1,
+        le=100_000,
+        description="HTTP: sessions one client (one IP address; one /64 for IPv6) may hold at "
+        "once; past it the client is answered 429 and told to close the ones it no longer uses.",
+    )
+    http_idle_seconds: float = Field(
+        default=300.0,
+        ge=1,
+        le=86_400,
+        description="HTTP: a session with no request in flight and no open event stream for "
+        "this long is closed (its id then answers 404).",
+    )
+    http_read_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=600,
+        description="HTTP: time a client has to send a whole request, headers and body, from "
+        "its first byte (from connecting, for the first request); the connection is closed "
+        "when it passes.",
+    )
+    http_connections: int = Field(
+        default=512,
+        ge=1,
+        le=100_000,
+        description="HTTP: connections open at once; past it, the one waiting longest for its "
+        "request is closed to make room (or the new one, when all others are being answered).",
+    )
     llm_base_url: str | None = Field(
         default=None,
         description="OpenAI-compatible endpoint (e.g. http://127.0.0.1:8080/v1) that writes "

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,12 +50,21 @@ class RunningServer:
 def http_server(
     sample_index: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunningServer]:
-    logs = tmp_path_factory.mktemp("http-server-logs")
+    with served_over_http(sample_index, tmp_path_factory.mktemp("http-server-logs")) as server:
+        yield server
+
+
+@contextmanager
+def served_over_http(
+    index: Path, logs: Path, settings: dict[str, str] | None = None
+) -> Iterator[RunningServer]:
+    """``docsym serve --transport http`` over ``index`` with the token and these DOCSYM_*
+    settings, on a free loopback port; its stdout and stderr are kept in ``logs``."""
     port = _free_loopback_port()
     # The token travels by environment, as a user would keep it out of the process list.
-    env = {**os.environ, "PYTHONPATH": str(REPO), "DOCSYM_TOKEN": TOKEN}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "DOCSYM_TOKEN": TOKEN, **(settings or {})}
     command = [sys.executable, "-m", "docsym", "serve", "--transport", "http"]
-    command += ["--port", str(port), "--index", str(sample_index)]
+    command += ["--port", str(port), "--index", str(index)]
     with open(logs / "stdout", "wb") as out, open(logs / "stderr", "wb") as err:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=err)
     try:
