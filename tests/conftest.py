@@ -17,6 +17,22 @@ needs_corpus = pytest.mark.skipif(
 )
 
 
+@pytest.fixture
+def settings(monkeypatch: pytest.MonkeyPatch):
+    """Set DOCSYM_* variables for one test, e.g. ``settings(sql_seconds=1)``; the settings are
+    read again as it sets them and after it."""
+    from storage.settings import reload_settings
+
+    def set_(**values: object) -> None:
+        for name, value in values.items():
+            monkeypatch.setenv(f"DOCSYM_{name.upper()}", str(value))
+        reload_settings()
+
+    yield set_
+    monkeypatch.undo()
+    reload_settings()
+
+
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     if not CORPUS.is_dir():

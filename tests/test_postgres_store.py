@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,6 +22,10 @@ from mcp import Client, StdioServerParameters
 
 from indexer.pipeline import index_paths
 from storage.paths import IndexNotFoundError
+from storage.postgres.connect import reader_url
+from storage.postgres.ddl import READER_ROLE
+from storage.postgres.schema_setup import ensure_schema
+from storage.schema import META_TABLE
 from storage.sql_pool import SqlFailed, SqlStopped
 from storage.store import Store, open_store
 from tests.conftest import REPO, new_database
@@ -208,29 +213,119 @@ def test_client_sql_is_confined_by_the_read_only_role(both) -> None:
         "SELECT set_config('statement_timeout', '0', true), pg_sleep(30)": "permission denied",
         "SELECT pg_read_file('/etc/passwd')": "permission denied",
         "CREATE TABLE x (a int)": "read-only",
-        "COPY chunks TO '/tmp/x'": "permission denied to COPY to a file",
-        "COPY (SELECT 1) TO PROGRAM 'id'": "permission denied to COPY to or from an external",
+        "SET temp_file_limit = -1": "starts with SET",
+        "COPY chunks TO '/tmp/x'": "starts with COPY",
     }
     for sql, reason in refused.items():
         with pytest.raises(SqlError, match=reason):
             run_sql(shared, sql)
-    with pytest.raises(SqlStopped, match="time limit"):
-        shared.client_sql(
-            "SELECT sum(a.i * b.i) FROM generate_series(1, 100000) a(i), "
-            "generate_series(1, 100000) b(i)",
-            5,
-        )
-    with pytest.raises(SqlStopped, match="memory limit"):  # spilling past temp_file_limit
-        shared.client_sql("SELECT count(*) FROM generate_series(1, 1e11)", 5)
-    # Limits a statement cannot lift: set on the role, temp_file_limit by a superuser only.
-    limits = run_sql(shared, "SELECT current_setting('temp_file_limit') AS t").rows
-    assert limits == [["1GB"]]
-    with pytest.raises(SqlError, match="permission denied"):
-        run_sql(shared, "SET temp_file_limit = -1")
     big = run_sql(shared, "SELECT repeat(text, 40) FROM sentences", limit=500)
     assert big.truncated and len(big.rows) < 183  # cut by the reply's size
     with pytest.raises(SqlFailed, match="at most"):
         shared.client_sql("SELECT 1 " + " " * 30_000, 5)
+
+
+def test_the_role_itself_refuses_writes_and_limit_changes(pg_sample_store: str) -> None:
+    """A client past docsym's check (the role's password and a driver of its own) is still
+    refused by the server: the check only words the refusal first."""
+    refused = {
+        "SET temp_file_limit = -1": "permission denied",  # a limit only a superuser may lift
+        "DELETE FROM chunks": "permission denied for table chunks",
+        "COPY chunks TO '/tmp/x'": "permission denied to COPY to a file",
+        "COPY (SELECT 1) TO PROGRAM 'id'": "permission denied to COPY to or from an external",
+    }
+    with psycopg.connect(reader_url(pg_sample_store, None), autocommit=True) as con:
+        for sql, reason in refused.items():
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match=reason):
+                con.execute(sql)
+
+
+# What the server shows any role about itself: settings, other sessions (every server logs in as
+# the same role, so the role's own sessions are other clients'), and the host.
+HOST_FACTS = {
+    "SELECT name, setting FROM pg_settings": "permission denied for view pg_settings",
+    "SELECT current_setting('work_mem')": "permission denied for function current_setting",
+    "SELECT * FROM pg_show_all_settings()": "permission denied for function",
+    "SHOW work_mem": "starts with SHOW",
+    "/* /* */ SELECT */ SHOW ALL": "starts with SHOW",
+    "EXPLAIN (SETTINGS) SELECT 1": "starts with EXPLAIN",
+    "SELECT query FROM pg_stat_activity": "permission denied for view pg_stat_activity",
+    "SELECT pg_stat_get_activity(NULL)": "permission denied for function pg_stat_get_activity",
+    "SELECT pg_stat_get_backend_activity(b) FROM pg_stat_get_backend_idset() b": "denied",
+    "SELECT * FROM pg_stat_ssl": "permission denied for view pg_stat_ssl",
+    "SELECT * FROM pg_locks": "permission denied for view pg_locks",
+    "SELECT * FROM pg_stat_progress_copy": "permission denied for view",
+    "SELECT inet_server_addr(), inet_server_port()": "permission denied for function",
+    "SELECT version()": "permission denied for function version",
+    "SELECT pg_tablespace_location(1663)": "permission denied for function",
+    "SELECT * FROM pg_control_system()": "permission denied for function",
+    "SELECT * FROM pg_file_settings": "permission denied for view pg_file_settings",
+    "SELECT * FROM pg_hba_file_rules": "permission denied for view pg_hba_file_rules",
+    "SELECT * FROM pg_config": "permission denied for view pg_config",
+    "SELECT pg_ls_dir('.')": "permission denied for function pg_ls_dir",
+    "SELECT pg_current_logfile()": "permission denied for function pg_current_logfile",
+}
+
+
+@pytest.mark.parametrize("sql", HOST_FACTS)
+def test_the_reader_role_sees_nothing_of_the_server(both, sql: str) -> None:
+    _, shared = both
+    with pytest.raises(SqlFailed, match=re.escape(HOST_FACTS[sql])):
+        shared.client_sql(sql, 5)
+
+
+def test_a_statement_past_its_time_is_stopped(both, settings) -> None:
+    """pg_sleep holds no memory and writes no temp file: only the time limit can stop it."""
+    _, shared = both
+    settings(sql_seconds=1)
+    started = time.monotonic()
+    with pytest.raises(SqlStopped, match=r"time limit \(1 s\)"):
+        shared.client_sql("SELECT pg_sleep(60)", 5)
+    assert time.monotonic() - started < 30
+
+
+def test_a_statement_spilling_past_temp_file_limit_is_stopped(pg_server, settings) -> None:
+    """A store whose limits are 64 MB of temp files and 300 s: materialising 10^8 numerics
+    spills past 64 MB in about a second, so only the memory limit can stop it."""
+    settings(sql_memory_mb=64, sql_seconds=300)
+    url = new_database(pg_server, "spill")
+    with psycopg.connect(url) as con:
+        ensure_schema(con)
+    with open_store(url) as store:
+        started = time.monotonic()
+        with pytest.raises(SqlStopped, match="memory limit"):
+            store.client_sql("SELECT count(*) FROM generate_series(1, 1e8)", 5)
+        assert time.monotonic() - started < 150
+    # Set on the role in this database only, by a superuser: no statement of the role lifts it.
+    with psycopg.connect(url) as con:
+        (config,) = con.execute(
+            "SELECT setconfig FROM pg_db_role_setting WHERE setrole = %s::regrole "
+            "AND setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            [READER_ROLE],
+        ).fetchone()
+    assert "temp_file_limit=64MB" in config and "statement_timeout=300000ms" in config
+
+
+def test_an_existing_store_hides_the_server_after_its_next_index_run(pg_server) -> None:
+    """A store set up before the revokes (the server's grants, another schema fingerprint) gets
+    them from the schema setup that every `docsym index` runs first."""
+    url = new_database(pg_server, "older")
+    with psycopg.connect(url) as con:
+        ensure_schema(con)
+        con.execute("GRANT SELECT ON pg_catalog.pg_settings TO PUBLIC")
+        for function in ("current_setting(text)", "pg_show_all_settings()"):
+            con.execute(f"GRANT EXECUTE ON FUNCTION pg_catalog.{function} TO PUBLIC")
+        con.execute(f"UPDATE {META_TABLE} SET value = 'older' WHERE key = 'schema_fingerprint'")
+    reader = reader_url(url, None)
+    with psycopg.connect(reader) as con:
+        assert con.execute("SELECT count(*) FROM pg_settings").fetchone()[0] > 100
+    with psycopg.connect(url) as con:
+        ensure_schema(con)
+    with psycopg.connect(reader) as con:
+        for sql in ("SELECT count(*) FROM pg_settings", "SELECT current_setting('work_mem')"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                con.execute(sql)
+            con.rollback()
 
 
 def test_a_document_is_written_whole_or_not_at_all(pg_server, tmp_path: Path) -> None:

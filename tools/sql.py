@@ -1,10 +1,12 @@
 """``run_sql``: one read-only statement against the index, bounded in time, memory and size.
 
 Three layers keep it safe: the statement must be a single SELECT that reads only the index
-(``storage/sql_check.py`` refuses writes, COPY, ATTACH, PRAGMA, SET and the functions that
-describe the host, with a reason); the connection is read-only with external access disabled and
-its configuration locked; and it runs in a worker process (``storage/sql_pool.py``) that is
-killed at the time limit and cannot map more memory than its budget.
+(``storage/sql_check.py`` refuses writes, COPY, ATTACH, PRAGMA, SET, the functions that describe
+the host or run SQL given as text, and table functions outside an allowlist, with a reason); the
+connection is read-only with external access disabled and its configuration locked; and it runs
+in a worker process (``storage/sql_pool.py``) that is killed at the time limit and cannot map
+more memory than its budget. On a shared store the read-only role and the server's limits do
+this work (``storage/postgres/``).
 """
 
 from __future__ import annotations

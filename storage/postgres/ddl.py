@@ -9,7 +9,9 @@ A read-only role runs client SQL: it may SELECT the views and nothing else. Func
 would let one statement reach further are revoked from it: ``set_config`` (a statement could
 lift its own time limit mid-query), the large-object functions (``lo_create`` and
 ``lo_from_bytea`` write even in a read-only transaction), and the file and server functions,
-which are superuser-only anyway.
+which are superuser-only anyway. So is what describes the server rather than the index: its
+settings, the other sessions' statements (every server logs in as this one role, so "its own"
+sessions are other clients'), its address, version and tablespace paths.
 """
 
 from __future__ import annotations
@@ -61,6 +63,43 @@ _REVOKED = (
     "lo_unlink(oid)",
     "lo_truncate(integer, integer)",
     "lowrite(integer, bytea)",
+)
+
+
+# What the server shows PUBLIC about itself, by name (LIKE patterns) in pg_catalog: settings,
+# other sessions (statements, addresses, locks, progress), and the host (address, version,
+# tablespace and relation paths, control file). Revoked in the store's database only.
+_HOST_FACT_FUNCTIONS = (
+    "current_setting",
+    "pg_show_all_settings",
+    "pg_stat_get_activity",
+    "pg_stat_get_backend_%",
+    "pg_stat_get_progress_info",
+    "pg_stat_get_wal_senders",
+    "pg_stat_get_wal_receiver",
+    "pg_stat_get_subscription",
+    "pg_lock_status",
+    "pg_blocking_pids",
+    "pg_safe_snapshot_blocking_pids",
+    "inet_server_addr",
+    "inet_server_port",
+    "version",
+    "pg_tablespace_location",
+    "pg_relation_filepath",
+    "pg_control_%",
+    "pg_postmaster_start_time",
+    "pg_conf_load_time",
+)
+_HOST_FACT_VIEWS = (
+    "pg_settings",
+    "pg_stat_activity",
+    "pg_stat_ssl",
+    "pg_stat_gssapi",
+    "pg_stat_progress_%",
+    "pg_stat_replication",
+    "pg_stat_wal_receiver",
+    "pg_stat_subscription",
+    "pg_locks",
 )
 
 
@@ -167,13 +206,40 @@ def reader_role(password: str | None, limits: dict[str, str]) -> list[str]:
         f"GRANT SELECT ON {name} TO {READER_ROLE}"
         for name in [schema.META_TABLE, *(t.name for t in schema.TABLES)]
     ]
-    # temp_file_limit is set by a superuser only; where the store's owner is not one (a
-    # managed database), the role keeps the server's default and the statement timeout holds.
+    # Set for this database only, so stores on one server keep their own limits. temp_file_limit
+    # is set by a superuser only; where the store's owner is not one (a managed database), the
+    # role keeps the server's default and the statement timeout holds.
     statements += [
-        f"""DO $$ BEGIN ALTER ROLE {READER_ROLE} SET {name} = '{value}';
+        f"""DO $$ BEGIN
+            EXECUTE format('ALTER ROLE {READER_ROLE} IN DATABASE %I SET {name} = %L',
+                           current_database(), '{value}');
             EXCEPTION WHEN insufficient_privilege THEN
                 RAISE WARNING 'docsym: cannot set {name} for {READER_ROLE}'; END $$"""
         for name, value in limits.items()
     ]
     statements += [f"REVOKE EXECUTE ON FUNCTION {f} FROM PUBLIC" for f in _REVOKED]
-    return statements
+    return [*statements, _revoke_host_facts()]
+
+
+def _revoke_host_facts() -> str:
+    """Revoke from PUBLIC what shows the server (as it is found: the functions' signatures vary
+    between PostgreSQL versions); warn where the store's owner may not (not a superuser)."""
+    functions = ", ".join(schema.sql_str(f) for f in _HOST_FACT_FUNCTIONS)
+    views = ", ".join(schema.sql_str(v) for v in _HOST_FACT_VIEWS)
+    warn = (
+        "RAISE WARNING 'docsym: only a superuser can hide the server''s settings and sessions "
+        f"from {READER_ROLE}: run docsym index once as one'"
+    )
+    return f"""DO $$ DECLARE f regprocedure; v regclass; BEGIN
+        FOR f IN SELECT oid FROM pg_proc WHERE pronamespace = 'pg_catalog'::regnamespace
+                 AND proname LIKE ANY (ARRAY[{functions}]) LOOP
+            EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
+        END LOOP;
+        FOR v IN SELECT oid FROM pg_class WHERE relnamespace = 'pg_catalog'::regnamespace
+                 AND relkind = 'v' AND relname LIKE ANY (ARRAY[{views}]) LOOP
+            EXECUTE format('REVOKE ALL ON %s FROM PUBLIC', v);
+        END LOOP;
+        IF has_function_privilege('{READER_ROLE}', 'current_setting(text)', 'EXECUTE') THEN
+            {warn};
+        END IF;
+        EXCEPTION WHEN insufficient_privilege THEN {warn}; END $$"""

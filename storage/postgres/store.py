@@ -32,6 +32,7 @@ from storage.bm25_search import K1, B  # BM25 as FTS5 computes it
 from storage.paths import IndexNotFoundError
 from storage.postgres import ddl
 from storage.postgres.connect import reader_url, redacted
+from storage.postgres.sql_check import check_query
 from storage.settings import get_settings
 from storage.sql_check import MAX_SQL_CHARS
 from storage.sql_pool import SqlFailed, SqlRows, SqlStopped
@@ -95,6 +96,7 @@ class PostgresStore(Store):
     def client_sql(self, sql: str, limit: int) -> SqlRows:
         if len(sql) > MAX_SQL_CHARS:
             raise SqlFailed(f"SQL is {len(sql)} characters, at most {MAX_SQL_CHARS}")
+        check_query(sql)
         s = get_settings()
         try:
             with self._clients().connection(timeout=s.sql_wait_seconds) as con:
