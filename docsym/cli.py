@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from storage.file_names import readable
 from storage.paths import IndexNotFoundError, is_store_url, resolve_index_dir
 from storage.settings import SettingsError, get_settings, reload_settings, settings_table
 
@@ -97,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="OCR pages without a usable text layer (auto, the default, or $DOCSYM_OCR), "
         "never (off), or every page, replacing its text layer (force)",
+    )
+    p.add_argument(
+        "--follow-links",
+        action="store_true",
+        help="read files and folders that links lead to outside the paths given (skipped and "
+        "reported by default)",
     )
     p.set_defaults(run=_cmd_index)
 
@@ -212,6 +219,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
                 ocr=args.ocr,
                 workers=args.workers,
                 dask=args.dask,
+                follow_links=args.follow_links,
             )
     except (FileNotFoundError, IndexLockedError) as exc:
         err.print(f"[red]error[/]: {exc}")
@@ -222,11 +230,15 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
 def _print_report(report, target: Path | str) -> None:
     for path, reason in report.failed:
-        err.print(f"[red]failed[/] {path}: {reason}")
+        err.print(f"[red]failed[/] {escape(path)}: {escape(reason)}")
+    for path, why in report.skipped:
+        err.print(f"[yellow]skipped[/] {escape(path)}: {escape(why)}")
     for path in report.no_text:
-        err.print(f"[yellow]no text[/] {path}: no text found, pages recorded for viewing only")
+        err.print(
+            f"[yellow]no text[/] {escape(path)}: no text found, pages recorded for viewing only"
+        )
     for path, warning in report.warnings:
-        err.print(f"[yellow]warning[/] {path}: {warning}")
+        err.print(f"[yellow]warning[/] {escape(path)}: {escape(warning)}")
     rate = report.pages / report.elapsed if report.elapsed else 0.0
     summary = Table(title=f"docsym index → {_shown(target)}", show_header=False)
     for label, value in (
@@ -235,6 +247,7 @@ def _print_report(report, target: Path | str) -> None:
         ("unchanged", len(report.unchanged)),
         ("removed", len(report.removed)),
         ("failed", len(report.failed)),
+        ("skipped", len(report.skipped)),
         ("pages", report.pages),
         ("read by OCR", report.ocr_pages),
         ("tables", report.tables),
@@ -289,11 +302,11 @@ class _RichProgress:
 
     def file_started(self, path: Path) -> None:
         if self._bar is not None:
-            self._bar.update(self._task, file=path.name)
+            self._bar.update(self._task, file=_name(path))
 
     def ocr_page(self, path: Path, done: int, total: int) -> None:
         if self._bar is not None:
-            self._bar.update(self._task, file=f"{path.name} (OCR {done}/{total} pages)")
+            self._bar.update(self._task, file=f"{_name(path)} (OCR {done}/{total} pages)")
 
     def file_done(self, path: Path, pages: int) -> None:
         self._pages += pages
@@ -531,9 +544,14 @@ def _target(args: argparse.Namespace) -> Path | str:
     return resolve_index_dir(args.index_dir)
 
 
+def _name(path: Path) -> str:
+    """A file's name for the progress bar: escaped (storage/file_names.py) and without markup."""
+    return escape(readable(path.name))
+
+
 def _shown(target: Path | str) -> str:
     if isinstance(target, Path):
-        return str(target)
+        return escape(readable(target))
     from storage.postgres.connect import redacted
 
     return redacted(target)

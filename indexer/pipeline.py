@@ -1,30 +1,28 @@
-"""``docsym index``: discover files, skip unchanged ones, parse, write one document at a time.
+"""``docsym index``: discover files, skip unchanged ones, prepare each in a worker process under
+a budget (``indexer/workers.py``), and write them one at a time, in the order they are ready.
 
-With ``workers`` > 1, documents are parsed and embedded in that many worker processes
-(``indexer/prepare.py``) while this process writes them, one at a time, in the order they are
-ready."""
+The indexing process itself only plans, writes and publishes: a file that hangs or exhausts its
+parser costs that file, never the run, and what the run committed is published while it waits.
+With ``dask``, a Dask cluster's workers prepare the files instead."""
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import time
-from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 from indexer.discover import discover, doc_id_for, sha256_of
+from indexer.limits import FileLimits
 from indexer.ocr.need import OcrMode
-from indexer.ocr.pages import OcrRun
-from indexer.ocr.pool import OcrCache, OcrPool
-from indexer.prepare import FilePlan, Prepared, prepare, prepare_in_worker
-from indexer.sinks import Sink, ocr_cache_path, open_sink
-from indexer.summaries import summariser_from_settings
-from storage.encoder import get_encoder
+from indexer.prepare import FilePlan, Prepared, WorkerSetup, prepare_in_worker
+from indexer.sinks import Sink, SinkBroken, ocr_cache_path, open_sink
+from indexer.workers import Step, WorkerPool, budget_from_settings
+from storage.file_names import readable
 from storage.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -32,11 +30,13 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class IndexReport:
+    # Paths are readable text (storage/file_names.py): safe to print and to store.
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # links not followed: (path, why)
     no_text: list[str] = field(default_factory=list)  # scans: recorded, but nothing to search
     ocr_pages: int = 0  # pages whose text was read by OCR
     warnings: list[tuple[str, str]] = field(default_factory=list)
@@ -73,38 +73,43 @@ def index_paths(
     ocr: OcrMode | None = None,
     workers: int = 1,
     dask: str | None = None,
+    follow_links: bool = False,
 ) -> IndexReport:
     """Index the files under ``paths`` into ``target``, an index directory or a
-    ``postgresql://`` store URL; ``ocr`` overrides DOCSYM_OCR. ``workers`` processes parse and
-    embed at once; with ``dask`` (a scheduler address, or "local" for a LocalCluster of
-    ``workers`` processes) a Dask cluster's workers do."""
+    ``postgresql://`` store URL; ``ocr`` overrides DOCSYM_OCR. ``workers`` processes prepare
+    files at once; with ``dask`` (a scheduler address, or "local" for a LocalCluster of
+    ``workers`` processes) a Dask cluster's workers do. Links leading outside ``paths`` are
+    followed only with ``follow_links``."""
     started = time.perf_counter()
     progress = progress or Progress()
     report = IndexReport()
-    files = discover(paths)
-    settings = get_settings()
-    mode = ocr or settings.ocr
-    sink = open_sink(target, get_encoder(model_name))
+    found = discover(paths, follow_links=follow_links)
+    report.skipped.extend(found.skipped)
+    setup = _setup(model_name, ocr, target, workers)
+    sink = open_sink(target, setup.model_name or get_settings().model)
     failed = True
     try:
         stale = sink.stale()
         if sink.needs_reindex:
             stale |= {doc_id for doc_id, _ in sink.documents_by_path().values()}
-        plans = _plan(files, sink.documents_by_path(), stale, report)
+        plans = _plan(found.files, sink.documents_by_path(), stale, report)
         progress.start(len(plans))
         with ExitStack() as stack:
             claims = _Claims(sink, stack)
-            if dask or (workers > 1 and len(plans) > 1):
-                executor, slots = _executor(stack, workers, dask)
-                ready = _in_workers(plans, claims, executor, slots, model_name, mode, target)
-            else:
-                ready = _in_process(plans, claims, sink, stack, model_name, mode, target, progress)
+            if workers > 1:  # largest first: one started last would leave the others idle
+                plans.sort(key=lambda plan: plan.path.stat().st_size, reverse=True)
+            taken = _announced(claims.take(plans), progress)
+            ready = (
+                _on_dask(taken, stack, setup, workers, dask)
+                if dask
+                else _in_workers(taken, stack, setup, workers, sink, progress)
+            )
             for prepared in ready:
                 _write(prepared, sink, report)
                 claims.release(prepared.plan)
                 progress.file_done(prepared.plan.path, prepared.pages)
             for plan in claims.done:
-                report.unchanged.append(str(plan.path))
+                report.unchanged.append(readable(plan.path))
                 progress.file_done(plan.path, 0)
         if prune:
             _prune(sink, report)
@@ -117,37 +122,62 @@ def index_paths(
     return report
 
 
-def _in_process(
-    plans: list[FilePlan],
-    claims: _Claims,
-    sink: Sink,
+def _setup(model_name: str | None, ocr: OcrMode | None, target: Path | str, workers: int):
+    """What each worker is given: the cores are shared among the workers."""
+    settings = get_settings()
+    workers = max(1, workers)
+    return WorkerSetup(
+        model_name=model_name or settings.model,
+        encoder_threads=max(1, settings.encoder_threads // workers),
+        ocr=ocr or settings.ocr,
+        ocr_cache=ocr_cache_path(target),
+        ocr_processes=max(1, (settings.ocr_workers or os.cpu_count() or 1) // workers),
+        limits=FileLimits.from_settings(),
+    )
+
+
+def _announced(plans: Iterable[FilePlan], progress: Progress) -> Iterator[FilePlan]:
+    for plan in plans:
+        progress.file_started(plan.path)
+        yield plan
+
+
+def _in_workers(
+    plans: Iterable[FilePlan],
     stack: ExitStack,
-    model_name: str | None,
-    mode: OcrMode,
-    target: Path | str,
+    setup: WorkerSetup,
+    workers: int,
+    sink: Sink,
     progress: Progress,
 ) -> Iterator[Prepared]:
-    settings = get_settings()
-    pool = OcrPool(settings.ocr_workers or os.cpu_count() or 1, OcrCache(ocr_cache_path(target)))
+    def on_step(plan: FilePlan, step: Step) -> None:
+        if step.what == "ocr":
+            progress.ocr_page(plan.path, step.done, step.total)
+
+    pool = WorkerPool(workers, setup, budget_from_settings(), on_step)
     stack.callback(pool.close)
-    reading = OcrRun(pool, mode)
-    llm = summariser_from_settings(settings)
-    for plan in claims.take(plans):
-        progress.file_started(plan.path)
-        reading.on_page = partial(progress.ocr_page, plan.path)
-        yield prepare(plan, reading, sink.encoder, llm)
+    # While a file is prepared, what the run committed is published on time.
+    return pool.prepare_all(plans, while_waiting=sink.publish_if_due)
 
 
-def _executor(stack: ExitStack, workers: int, dask: str | None) -> tuple[Executor, int]:
-    """Local worker processes, or a Dask cluster's; and how many documents to keep going."""
-    if dask is None:
-        executor = ProcessPoolExecutor(
-            workers,
-            # spawn: a forked copy of a process holding ONNX Runtime's threads can hang.
-            mp_context=multiprocessing.get_context("spawn"),
-        )
-        stack.callback(executor.shutdown, cancel_futures=True)
-        return executor, workers
+def _on_dask(
+    plans: Iterable[FilePlan], stack: ExitStack, setup: WorkerSetup, workers: int, dask: str
+) -> Iterator[Prepared]:
+    """Prepared documents as a Dask cluster's workers finish them; at most one per worker
+    thread claimed ahead."""
+    executor, slots = _dask_executor(stack, workers, dask)
+    running: set[Future] = set()
+    for plan in plans:
+        running.add(executor.submit(prepare_in_worker, plan, setup))
+        if len(running) >= slots:
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            yield from (future.result() for future in done)
+    for future in running:
+        yield future.result()
+
+
+def _dask_executor(stack: ExitStack, workers: int, dask: str) -> tuple[Executor, int]:
+    """A Dask cluster's executor, and how many documents to keep going."""
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -169,29 +199,6 @@ def _executor(stack: ExitStack, workers: int, dask: str | None) -> tuple[Executo
     stack.callback(client.close)
     slots = sum(client.nthreads().values()) or 1
     return client.get_executor(pure=False), slots
-
-
-def _in_workers(
-    plans: list[FilePlan],
-    claims: _Claims,
-    executor: Executor,
-    slots: int,
-    model_name: str | None,
-    mode: OcrMode,
-    target: Path | str,
-) -> Iterator[Prepared]:
-    """Prepared documents as workers finish them; at most ``slots`` claimed ahead."""
-    cache = ocr_cache_path(target)
-    running: set[Future] = set()
-    # Largest first: a long document started last would leave the other workers idle at the end.
-    plans = sorted(plans, key=lambda plan: plan.path.stat().st_size, reverse=True)
-    for plan in claims.take(plans):
-        running.add(executor.submit(prepare_in_worker, plan, model_name, mode, cache))
-        if len(running) >= slots:
-            done, running = wait(running, return_when=FIRST_COMPLETED)
-            yield from (future.result() for future in done)
-    for future in running:
-        yield future.result()
 
 
 class _Claims:
@@ -220,11 +227,12 @@ class _Claims:
                     if claim == "done":
                         self.done.append(plan)
                         continue
-                    self.held[plan.doc_id] = held.pop_all()
+                    self.held[str(plan.path)] = held.pop_all()
                 yield plan
 
     def release(self, plan: FilePlan) -> None:
-        held = self.held.pop(plan.doc_id, None)
+        """Release the claim on ``plan``'s file (taken for the doc_id it had when planned)."""
+        held = self.held.pop(str(plan.path), None)
         if held is not None:
             held.close()
 
@@ -235,14 +243,21 @@ class _Claims:
 
 
 def _write(prepared: Prepared, sink: Sink, report: IndexReport) -> None:
-    path = str(prepared.plan.path)
+    path = readable(prepared.plan.path)
     if prepared.failure is not None:
         report.failed.append((path, prepared.failure))
         return
     plan = prepared.plan
     assert prepared.rows is not None and prepared.vectors is not None
     started = time.perf_counter()
-    sink.write(prepared.rows, plan.doc_id, plan.replaces, prepared.entries, prepared.vectors)
+    try:
+        sink.write(prepared.rows, plan.doc_id, plan.replaces, prepared.entries, prepared.vectors)
+    except SinkBroken:
+        raise
+    except Exception as exc:  # nothing of it was written; the next file may well be
+        log.exception("writing %s failed", path)
+        report.failed.append((path, f"could not be written: {type(exc).__name__}: {exc}"))
+        return
     for stage, seconds in [*prepared.seconds.items(), ("write", time.perf_counter() - started)]:
         report.seconds[stage] = report.seconds.get(stage, 0.0) + seconds
     (report.updated if plan.is_update else report.added).append(path)
@@ -263,22 +278,25 @@ def _plan(
     known_ids = {doc_id: path for path, (doc_id, _) in known.items()}
     planned_ids: set[str] = set()
     for path in files:
+        shown = readable(path)
+        if not path.is_file():  # a pipe or device would hold the run waiting for data
+            report.failed.append((shown, "not a regular file (a pipe, socket or device)"))
+            continue
         try:
             sha = sha256_of(path)
         except OSError as exc:
-            report.failed.append((str(path), f"cannot read file: {exc.strerror or exc}"))
+            report.failed.append((shown, f"cannot read file: {exc.strerror or exc}"))
             continue
         doc_id = doc_id_for(sha)
         previous = known.get(str(path))
         if previous and previous[1] == sha and doc_id not in stale:
-            report.unchanged.append(str(path))
+            report.unchanged.append(shown)
             continue
         twin = known_ids.get(doc_id)
         if doc_id in planned_ids or (twin and twin != str(path) and Path(twin).exists()):
-            report.unchanged.append(str(path))
-            report.warnings.append(
-                (str(path), f"same content as {twin or 'another file'}; skipped")
-            )
+            report.unchanged.append(shown)
+            same = readable(twin) if twin else "another file"
+            report.warnings.append((shown, f"same content as {same}; skipped"))
             continue
         planned_ids.add(doc_id)
         replaces = [previous[0]] if previous else []
@@ -292,4 +310,4 @@ def _prune(sink: Sink, report: IndexReport) -> None:
     known = sink.documents_by_path().items()
     gone = [(p, doc_id) for p, (doc_id, _) in known if not Path(p).exists()]
     sink.remove([doc_id for _, doc_id in gone])
-    report.removed.extend(p for p, _ in gone)
+    report.removed.extend(readable(p) for p, _ in gone)

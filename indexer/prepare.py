@@ -1,11 +1,11 @@
 """One file -> everything a sink writes: its rows, entries and their vectors, and what the run
-report says of it. Runs in the indexing process, or in worker processes (``docsym index
---workers N``) that parse and embed documents in parallel while the one writer writes."""
+report says of it. Runs in worker processes (``indexer/workers.py``, or Dask workers with
+``docsym index --dask``) while the indexing process writes what they return."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,15 +14,17 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.discover import file_format
+from indexer.discover import doc_id_for, file_format, sha256_of
 from indexer.embedding import build_entries, embed_entries
 from indexer.errors import ParseError
 from indexer.graph import build_graph
+from indexer.limits import FileLimits, check_file
 from indexer.model import ParsedDocument
 from indexer.ocr.need import OcrMode
 from indexer.ocr.pages import OcrRun
 from indexer.ocr.pool import OcrCache, OcrPool
 from indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
+from indexer.progress import Beat, ReportingEncoder, ReportingSummariser
 from indexer.summaries import LlmSummariser, summarise_document, summariser_from_settings
 from indexer.views import FileFacts, build_rows
 from storage.encoder import Encoder, get_encoder
@@ -31,6 +33,9 @@ from storage.settings import get_settings
 from storage.vectors import Entry
 
 log = logging.getLogger(__name__)
+
+# A file rewritten while it is read is read again, up to this many times in all.
+READS = 3
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,7 @@ class FilePlan:
 
 @dataclass
 class Prepared:
-    plan: FilePlan
+    plan: FilePlan  # the file's content as read (a new sha256 and doc_id if it changed)
     failure: str | None = None  # why the file could not be read; nothing to write then
     rows: DocumentRows | None = None
     entries: list[Entry] = field(default_factory=list)
@@ -63,8 +68,44 @@ class Prepared:
 STAGES = ("parse", "summaries", "graph", "encode")
 
 
+@dataclass(frozen=True)
+class WorkerSetup:
+    """What a worker process needs to prepare files: sent to it when it starts."""
+
+    model_name: str | None
+    encoder_threads: int
+    ocr: OcrMode
+    ocr_cache: Path
+    ocr_processes: int
+    limits: FileLimits
+
+
+@dataclass
+class WorkerState:
+    """A worker's tools, made once: the encoder, the OCR pool, the LLM summariser, the limits."""
+
+    encoder: Encoder
+    reading: OcrRun
+    llm: LlmSummariser | None
+    limits: FileLimits
+
+
+def start_worker_state(setup: WorkerSetup) -> WorkerState:
+    """Load what preparing files needs (the embedding model first: it is the largest part)."""
+    encoder = get_encoder(setup.model_name, setup.encoder_threads)
+    encoder.encode(["warm up"])  # load the model now, before the process caps its memory
+    pool = OcrPool(setup.ocr_processes, OcrCache(setup.ocr_cache))
+    return WorkerState(
+        encoder,
+        OcrRun(pool, setup.ocr),
+        summariser_from_settings(get_settings()),
+        setup.limits,
+    )
+
+
 @contextmanager
-def _stage(seconds: dict[str, float], name: str) -> Iterator[None]:
+def _stage(seconds: dict[str, float], name: str, beat: Beat) -> Iterator[None]:
+    beat(name)
     started = time.perf_counter()
     try:
         yield
@@ -72,27 +113,68 @@ def _stage(seconds: dict[str, float], name: str) -> Iterator[None]:
         seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - started
 
 
-def prepare(
-    plan: FilePlan, reading: OcrRun, encoder: Encoder, llm: LlmSummariser | None
-) -> Prepared:
+def prepare(plan: FilePlan, state: WorkerState, beat: Beat | None = None) -> Prepared:
+    """Read, summarise, link and embed one file. A file that cannot be read, or passes a limit,
+    comes back with its ``failure``; a file rewritten while it was read is read again, so what
+    is indexed is the content its sha256 and doc_id name."""
+    beat = beat or Beat()
     fmt = file_format(plan.path) or "pdf"  # explicitly named files are tried as PDF
     seconds: dict[str, float] = {}
     try:
-        with _stage(seconds, "parse"):
-            parsed = parse_pdf(plan.path, reading) if fmt == "pdf" else _office(fmt)(plan.path)
+        check_file(plan.path, fmt, state.limits)
+        parsed, plan = _read_whole(plan, fmt, state, seconds, beat)
     except ParseError as exc:
         return Prepared(plan, failure=str(exc))
+    except RecursionError:
+        return Prepared(plan, failure="nested too deeply for its reader (Python's recursion limit)")
+    except MemoryError:
+        raise
     except Exception as exc:  # a parser bug on one file must not stop the run
         log.exception("unexpected error parsing %s", plan.path)
         return Prepared(plan, failure=f"internal error: {type(exc).__name__}: {exc}")
+    return _finish(plan, parsed, state, seconds, beat)
+
+
+def _read_whole(
+    plan: FilePlan, fmt: str, state: WorkerState, seconds: dict[str, float], beat: Beat
+) -> tuple[ParsedDocument, FilePlan]:
+    """Parse the file, then hash it again: if it changed since it was planned or while it was
+    parsed, parse what it holds now, so the content and its doc_id agree."""
+    for _ in range(READS):
+        with _stage(seconds, "parse", beat):
+            parsed = _parse(plan.path, fmt, state, beat)
+        try:
+            now = sha256_of(plan.path)
+        except OSError as exc:
+            raise ParseError(f"the file went away while it was read: {exc.strerror}") from None
+        if now == plan.sha256:
+            return parsed, plan
+        plan = dataclasses.replace(plan, sha256=now, doc_id=doc_id_for(now))
+    raise ParseError(
+        f"the file changed each of the {READS} times it was read: index it when it is complete"
+    )
+
+
+def _parse(path: Path, fmt: str, state: WorkerState, beat: Beat) -> ParsedDocument:
+    if fmt != "pdf":
+        return _office(fmt)(path)
+    state.reading.on_page = lambda done, total: beat("ocr", done, total)
+    return parse_pdf(path, state.reading)
+
+
+def _finish(
+    plan: FilePlan, parsed: ParsedDocument, state: WorkerState, seconds: dict, beat: Beat
+) -> Prepared:
     facts = FileFacts(plan.doc_id, plan.path, plan.sha256, plan.path.stat().st_size)
-    with _stage(seconds, "summaries"):
+    encoder = ReportingEncoder(state.encoder, beat)
+    llm = ReportingSummariser(state.llm, beat) if state.llm is not None else None
+    with _stage(seconds, "summaries", beat):
         summaries = summarise_document(parsed, llm=llm)
         views = build_rows(facts, parsed, summaries)
-    with _stage(seconds, "graph"):
+    with _stage(seconds, "graph", beat):
         graph = build_graph(plan.doc_id, views, encoder.encode, encoder.dim)
         rows = views.merged(graph.rows)
-    with _stage(seconds, "encode"):
+    with _stage(seconds, "encode", beat):
         entries = build_entries(rows)
         vectors = embed_entries(entries, rows, encoder, graph.vectors)
     return Prepared(
@@ -112,6 +194,16 @@ def prepare(
     )
 
 
+def load_reader(path: Path) -> None:
+    """Import and set up the parser ``path`` needs, so a budget measured after this counts the
+    file's own memory, not the library's (docling's import maps ~1.2 GB, torch included)."""
+    fmt = file_format(path) or "pdf"
+    if fmt in ("docx", "html", "pptx", "md"):
+        from indexer.office.convert import converter
+
+        converter()
+
+
 def _office(fmt: str) -> Callable[[Path], ParsedDocument]:
     """The parser of an office format, imported on first use (its libraries take a third of a
     second to import, which a folder of PDFs should not pay)."""
@@ -120,24 +212,13 @@ def _office(fmt: str) -> Callable[[Path], ParsedDocument]:
     return OFFICE_PARSERS[fmt]
 
 
-# -- in a worker process ---------------------------------------------------------------------
-_WORKER: dict[str, object] = {}
+# -- on a Dask worker ------------------------------------------------------------------------
+_DASK_WORKER: dict[str, WorkerState] = {}
 
 
-def start_worker(model_name: str | None, ocr: OcrMode, ocr_cache: Path) -> None:
-    """Initialise a worker: one encoder thread and one OCR process, so N workers use N cores."""
-    os.environ["DOCSYM_ENCODER_THREADS"] = "1"
-    get_settings.cache_clear()
-    _WORKER["encoder"] = get_encoder(model_name)
-    _WORKER["reading"] = OcrRun(OcrPool(1, OcrCache(ocr_cache)), ocr)
-    _WORKER["llm"] = summariser_from_settings(get_settings())
-
-
-def prepare_in_worker(
-    plan: FilePlan, model_name: str | None, ocr: OcrMode, ocr_cache: Path
-) -> Prepared:
-    """``prepare`` in a worker process (local, or a Dask worker on any machine), set up on its
-    first document."""
-    if not _WORKER:
-        start_worker(model_name, ocr, ocr_cache)
-    return prepare(plan, _WORKER["reading"], _WORKER["encoder"], _WORKER["llm"])  # type: ignore[arg-type]
+def prepare_in_worker(plan: FilePlan, setup: WorkerSetup) -> Prepared:
+    """``prepare`` on a Dask worker (any machine), set up on its first document. Dask gives no
+    way to stop one task, so only the input limits hold there, not the time and memory budget."""
+    if not _DASK_WORKER:
+        _DASK_WORKER["state"] = start_worker_state(setup)
+    return prepare(plan, _DASK_WORKER["state"])

@@ -19,21 +19,26 @@ from typing import Literal
 
 import numpy as np
 
-from storage.encoder import Encoder
 from storage.paths import IndexPaths, is_store_url
 from storage.rows import DocumentRows
 from storage.settings import get_settings
-from storage.vectors import Entry, VectorStore
+from storage.vectors import Entry, VectorStore, collection_name
 from storage.writer import IndexWriter
 
 Claim = Literal["mine", "busy", "done"]
 
 
-def open_sink(target: Path | str, encoder: Encoder) -> Sink:
-    """The sink for an index directory or a ``postgresql://`` store URL."""
+class SinkBroken(RuntimeError):
+    """The index can take no more documents this run (a commit failed half-way); nothing of
+    this run is published."""
+
+
+def open_sink(target: Path | str, model_name: str) -> Sink:
+    """The sink for an index directory or a ``postgresql://`` store URL; vectors of
+    ``model_name`` go to its collection."""
     if is_store_url(target):
-        return PostgresSink(str(target), encoder)
-    return DirectorySink(Path(target), encoder)
+        return PostgresSink(str(target), model_name)
+    return DirectorySink(Path(target), model_name)
 
 
 def ocr_cache_path(target: Path | str) -> Path:
@@ -46,7 +51,8 @@ def ocr_cache_path(target: Path | str) -> Path:
 class Sink(ABC):
     """Takes documents one at a time, with their entries and vectors."""
 
-    encoder: Encoder
+    model_name: str
+    collection: str  # where the model's vectors go
     needs_reindex: bool  # the schema changed: every document must be indexed again
     _collection_ready = False
 
@@ -59,13 +65,16 @@ class Sink(ABC):
         matrix: np.ndarray,
     ) -> None:
         """Replace ``replaces`` (and the document's own earlier rows) with the document:
-        ``rows``, and ``entries`` with their vectors (``matrix[i]`` for ``entries[i]``)."""
+        ``rows``, and ``entries`` with their vectors (``matrix[i]`` for ``entries[i]``), all
+        or nothing."""
         if not self._collection_ready:
-            self._ensure_collection(
-                self.encoder.collection, self.encoder.model_name, self.encoder.dim
-            )
+            self._ensure_collection(self.collection, self.model_name, int(matrix.shape[1]))
             self._collection_ready = True
-        self._put(rows, doc_id, replaces, entries, {self.encoder.collection: matrix})
+        self._put(rows, doc_id, replaces, entries, {self.collection: matrix})
+
+    @abstractmethod
+    def publish_if_due(self) -> None:
+        """Let readers see what was written, if it is time to."""
 
     @contextmanager
     def claim(self, doc_id: str, sha256: str, *, wait: bool) -> Iterator[Claim]:
@@ -106,9 +115,11 @@ class Sink(ABC):
 
 
 class DirectorySink(Sink):
-    def __init__(self, root: Path, encoder: Encoder) -> None:
+    def __init__(self, root: Path, model_name: str) -> None:
         root.mkdir(parents=True, exist_ok=True)
-        self.encoder = encoder
+        self.model_name = model_name
+        self.collection = collection_name(model_name)
+        self._broken: str | None = None
         # The vector store is told each publish, so readers see that generation's entries.
         self.vectors = VectorStore(IndexPaths(root).vectors)
         try:
@@ -130,15 +141,33 @@ class DirectorySink(Sink):
         self.vectors.generation = self.writer.generation
         in_db = {doc_id for doc_id, _ in self.writer.documents_by_path().values()}
         self.vectors.remove_documents(self.vectors.doc_ids() - in_db)
-        return in_db - self.vectors.embedded_doc_ids(self.encoder.collection)
+        return in_db - self.vectors.embedded_doc_ids(self.collection)
 
     def _ensure_collection(self, name: str, model: str, dim: int) -> None:
         self.vectors.ensure_collection(name, model, dim)
 
     def _put(self, rows, doc_id, replaces, entries, vectors) -> None:
-        # Vectors first: the database never has a document whose entries are missing.
-        self.vectors.replace_documents([doc_id, *replaces], entries, vectors)
-        self.writer.replace_document(rows, replaces)
+        """The vector transaction holds the DuckDB one: a failure in either rolls both back.
+        Only if the vector commit fails after the rows committed do the two disagree; then the
+        run stops and publishes nothing more, so readers never see it."""
+        if self._broken:
+            raise SinkBroken(self._broken)
+        rows_committed = False
+        try:
+            with self.vectors.replacing_documents([doc_id, *replaces], entries, vectors):
+                with self.writer.writing_document(rows, replaces):
+                    pass
+                rows_committed = True
+        except BaseException as exc:
+            if rows_committed:
+                self._broken = f"the vector store failed to commit a document: {exc}"
+                raise SinkBroken(self._broken) from exc
+            raise
+        self.writer.publish_if_due()
+
+    def publish_if_due(self) -> None:
+        if not self._broken:
+            self.writer.publish_if_due()
 
     def remove(self, doc_ids: list[str]) -> None:
         self.writer.remove_documents(doc_ids)
@@ -149,7 +178,9 @@ class DirectorySink(Sink):
 
     def close(self, failed: bool) -> None:
         try:
-            if failed:  # what was committed is still published; the run's error is raised
+            if self._broken:  # rows without their vectors: drop this run's unpublished work
+                self.writer.abandon()
+            elif failed:  # what was committed is still published; the run's error is raised
                 self.writer.__exit__(RuntimeError, RuntimeError("index run failed"), None)
             else:
                 self.writer.__exit__(None, None, None)
@@ -159,10 +190,11 @@ class DirectorySink(Sink):
 
 
 class PostgresSink(Sink):
-    def __init__(self, url: str, encoder: Encoder) -> None:
+    def __init__(self, url: str, model_name: str) -> None:
         from storage.postgres.writer import PostgresWriter
 
-        self.encoder = encoder
+        self.model_name = model_name
+        self.collection = collection_name(model_name)
         self.writer = PostgresWriter(url).__enter__()
         self.needs_reindex = self.writer.needs_reindex
 
@@ -187,6 +219,9 @@ class PostgresSink(Sink):
                 yield "done"
             else:
                 yield "mine"
+
+    def publish_if_due(self) -> None:
+        pass  # each document is seen by readers as its transaction commits
 
     def remove(self, doc_ids: list[str]) -> None:
         self.writer.remove_documents(doc_ids)

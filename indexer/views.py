@@ -18,6 +18,7 @@ from indexer.table_model import table_to_html
 from indexer.table_summaries import summarise_rows_and_columns
 from indexer.tree import build_tree
 from storage.boxes import union
+from storage.file_names import readable, stored_path
 from storage.rows import DocumentRows
 from storage.schema import (
     ChunkRow,
@@ -71,10 +72,12 @@ def build_rows(
 
 def _document_row(facts: FileFacts, parsed: ParsedDocument, tldr: str | None) -> DocumentRow:
     meta = parsed.meta
+    path, path_bytes = stored_path(facts.path)
     return DocumentRow(
         doc_id=facts.doc_id,
-        path=str(facts.path),
-        file_name=facts.path.name,
+        path=path,
+        path_bytes=path_bytes,
+        file_name=readable(facts.path.name),
         format=parsed.format,
         sha256=facts.sha256,
         size_bytes=facts.size_bytes,

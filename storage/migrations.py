@@ -109,6 +109,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         (AddColumn("pages", "ocr"), AddColumn("pages", "ocr_confidence")),
         reindex=True,  # scans indexed before had no text: read them now
     ),
+    Migration(
+        6,
+        "the exact bytes of a path that is not readable text (names that are not UTF-8)",
+        (AddColumn("documents", "path_bytes"),),  # such names could not be indexed before
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

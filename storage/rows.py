@@ -9,8 +9,8 @@ A view is a dataclass decorated with ``@view(name, description, gist)``; each fi
   and the vector store's encodable columns (``storage/schema.py``).
 
 SQL types follow the Python types (str VARCHAR, int INTEGER, float DOUBLE, bool BOOLEAN,
-datetime TIMESTAMP, list[str] VARCHAR[], list[float] DOUBLE[], list[list[float]] DOUBLE[][]); an
-optional type (``X | None``) is a nullable column, any other is NOT NULL.
+datetime TIMESTAMP, bytes BLOB, list[str] VARCHAR[], list[float] DOUBLE[], list[list[float]]
+DOUBLE[][]); an optional type (``X | None``) is a nullable column, any other is NOT NULL.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ _SQL_TYPES: dict[Any, str] = {
     list[str]: "VARCHAR[]",
     list[float]: "DOUBLE[]",
     list[list[float]]: "DOUBLE[][]",
+    bytes: "BLOB",
 }
 
 

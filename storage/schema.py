@@ -49,8 +49,19 @@ class DocumentRow(Row):
         str,
         Col("Stable document id: the first 16 hex digits of the file's SHA-256.", primary_key=True),
     ]
-    path: Annotated[str, Col("Absolute path of the file when it was indexed.")]
-    file_name: Annotated[str | None, Col("File name without folders.")]
+    path: Annotated[
+        str,
+        Col(
+            "Absolute path of the file when it was indexed, as readable text: bytes that are not UTF-8 are shown as \\xNN and control characters escaped (\\n, \\t); path_bytes then holds the exact path."
+        ),
+    ]
+    path_bytes: Annotated[
+        bytes | None,
+        Col(
+            "The path's exact bytes when path had to escape some (a name that is not UTF-8, or holds control characters); NULL otherwise."
+        ),
+    ]
+    file_name: Annotated[str | None, Col("File name without folders, escaped as path is.")]
     format: Annotated[str | None, Col("File format: pdf, docx, html, pptx, xlsx or md.")]
     sha256: Annotated[str | None, Col("SHA-256 of the file's bytes (hex).")]
     size_bytes: Annotated[int | None, Col("File size in bytes.", sql_type="BIGINT")]

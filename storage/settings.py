@@ -8,14 +8,24 @@ model (``docsym settings``) and a test keeps the two equal.
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "DOCSYM_"
+# Largest file per format, in MB (DOCX, PPTX, XLSX: unpacked), far above the corpus's largest.
+DEFAULT_FILE_MB = {
+    "pdf": 1024,
+    "docx": 512,
+    "pptx": 2048,
+    "xlsx": 256,
+    "html": 64,
+    "md": 16,
+}
 
 
 class Settings(BaseSettings):
@@ -138,6 +148,51 @@ class Settings(BaseSettings):
         le=64,
         description="`docsym index`: processes that run OCR at once (0: one per core).",
     )
+    index_stall_seconds: float = Field(
+        default=300.0,
+        ge=1,
+        le=86_400,
+        description="`docsym index`: a file whose preparation shows no progress for this long "
+        "(a stage begun, a page read by OCR, a batch of vectors encoded) is stopped, its worker "
+        "process killed, and the file reported; the run goes on.",
+    )
+    index_memory_mb: int = Field(
+        default=1536,
+        ge=256,
+        description="`docsym index`: memory one file may use: the address space its worker "
+        "process may map above what it maps when ready (interpreter, libraries, model).",
+    )
+    max_file_mb: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_FILE_MB),
+        description="`docsym index`: largest file per format in MB (DOCX, PPTX, XLSX: their "
+        "unpacked contents), as JSON; formats not named keep their default.",
+    )
+    max_sheet_cells: int = Field(
+        default=200_000,
+        ge=1,
+        description="`docsym index`: cells one XLSX sheet may store.",
+    )
+    max_nesting: int = Field(
+        default=256,
+        ge=8,
+        le=256,
+        description="`docsym index`: how deep HTML elements and Office XML elements may nest "
+        "(at most 256, the depth libxml2's HTML reader checks to).",
+    )
+    max_page_points: float = Field(
+        default=14_400.0,
+        gt=0,
+        description="`docsym index`: longest side of a PDF page, in points (14,400 is the PDF "
+        "format's own maximum).",
+    )
+    ocr_megapixels: float = Field(
+        default=2.0,
+        ge=0.5,
+        le=50,
+        description="`docsym index`: the largest image OCR's text detector reads at once, in "
+        "megapixels; a larger page image is scaled down to find its lines, which are then read "
+        "at full resolution (the detector needs ~140 MB per megapixel).",
+    )
     sql_workers: int = Field(
         default=2, ge=1, le=64, description="`run_sql`: statements that may run at once."
     )
@@ -148,6 +203,19 @@ class Settings(BaseSettings):
         description="`run_sql`: how long a statement waits for a free worker before the "
         "client is told the server is busy.",
     )
+
+    @field_validator("max_file_mb")
+    @classmethod
+    def _merge_file_limits(cls, given: dict[str, float]) -> dict[str, float]:
+        """Formats the user names replace their defaults; the others keep theirs."""
+        unknown = set(given) - set(DEFAULT_FILE_MB)
+        if unknown:
+            raise ValueError(
+                f"unknown format(s) {sorted(unknown)}; formats are {sorted(DEFAULT_FILE_MB)}"
+            )
+        if any(not mb > 0 for mb in given.values()):
+            raise ValueError("every limit must be a number of MB above 0")
+        return {**DEFAULT_FILE_MB, **given}
 
 
 class SettingsError(ValueError):
@@ -177,7 +245,9 @@ def settings_table() -> str:
     """The settings as the markdown table the README shows."""
     lines = ["| variable | default | what it does |", "|---|---|---|"]
     for name, field in Settings.model_fields.items():
-        default = field.get_default()
+        default = field.get_default(call_default_factory=True)
+        if isinstance(default, dict):
+            default = json.dumps(default, separators=(",", ":"))
         shown = "unset" if default is None else f"`{default}`"
         lines.append(f"| `{ENV_PREFIX}{name.upper()}` | {shown} | {field.description} |")
     return "\n".join(lines)

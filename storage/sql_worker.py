@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import sys
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -23,6 +22,7 @@ from typing import Any, BinaryIO
 import duckdb
 
 from storage.paths import IndexNotFoundError
+from storage.process_limits import cap_address_space, die_with_parent, resident_mb
 from storage.reader import IndexReader
 from storage.sql_check import SqlRefused, check_statement
 from storage.values import jsonable, scrub
@@ -38,6 +38,7 @@ DUCKDB_RESERVE_MB = 1024
 def main() -> None:
     root, memory_mb = Path(sys.argv[1]), int(sys.argv[2])
     replies = _private_stdout()
+    die_with_parent()
     os.nice(10)  # interactive tools of the server go first on a loaded machine
     reader = IndexReader(root, threads=1, memory_limit=f"{memory_mb}MB")
     try:
@@ -45,9 +46,9 @@ def main() -> None:
         reserve = 0
     except IndexNotFoundError:
         reserve = DUCKDB_RESERVE_MB
-    _cap_address_space(memory_mb + reserve)
+    cap_address_space(memory_mb + reserve)
     for line in sys.stdin.buffer:
-        reply = {**_answer(reader, json.loads(line)), "rss_mb": _resident_mb()}
+        reply = {**_answer(reader, json.loads(line)), "rss_mb": resident_mb()}
         replies.write(json.dumps(reply).encode() + b"\n")
         replies.flush()
 
@@ -89,20 +90,6 @@ def bounded_rows(cursor: duckdb.DuckDBPyConnection, limit: int) -> tuple[list[li
                 return rows, True
             rows.append(values)
     return rows, True
-
-
-def _resident_mb() -> int:
-    """Resident memory now: DuckDB keeps what a big query used, so the pool recycles us."""
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * resource.getpagesize() // 2**20
-
-
-def _cap_address_space(memory_mb: int) -> None:
-    """Allow what is mapped now (interpreter, DuckDB, the open index) plus the budget."""
-    with open("/proc/self/statm") as f:
-        mapped = int(f.read().split()[0]) * resource.getpagesize()
-    cap = mapped + memory_mb * 2**20
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
 def _private_stdout() -> BinaryIO:

@@ -15,7 +15,8 @@ them, so readers see exactly the entries of the published DuckDB file (``storage
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,48 +179,66 @@ class VectorStore:
     ) -> None:
         """Retire every entry of ``doc_ids``, then insert ``entries`` with their vectors
         (``vectors[collection][i]`` belongs to ``entries[i]``), in one transaction."""
+        with self.replacing_documents(doc_ids, entries, vectors):
+            pass
+
+    @contextmanager
+    def replacing_documents(
+        self,
+        doc_ids: Iterable[str],
+        entries: Sequence[Entry],
+        vectors: dict[str, np.ndarray],
+    ) -> Iterator[None]:
+        """``replace_documents`` in a transaction that commits when the block ends and rolls
+        back if it raises: the block writes the same documents' rows elsewhere."""
         with self.con:
-            for doc_id in set(doc_ids):
-                self._retire_doc(doc_id)
-            ids = []
-            for e in entries:
-                (entry_id,) = self.con.execute(
-                    "INSERT INTO entries (table_name, column_name, primary_key, doc_id, "
-                    "page_number, text, born) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                    (
-                        e.table_name,
-                        e.column_name,
-                        e.primary_key,
-                        e.doc_id,
-                        e.page_number,
-                        e.text,
-                        self.generation,
-                    ),
-                ).fetchone()
-                ids.append(entry_id)
-            keyword = keyword_columns()
+            self._replace(doc_ids, entries, vectors)
+            yield
+
+    def _replace(
+        self, doc_ids: Iterable[str], entries: Sequence[Entry], vectors: dict[str, np.ndarray]
+    ) -> None:
+        for doc_id in set(doc_ids):
+            self._retire_doc(doc_id)
+        ids = [self._insert_entry(e) for e in entries]
+        keyword = keyword_columns()
+        self.con.executemany(
+            "INSERT INTO bm25 (rowid, text) VALUES (?, ?)",
+            [
+                (i, e.text)
+                for i, e in zip(ids, entries, strict=True)
+                if (e.table_name, e.column_name) in keyword
+            ],
+        )
+        for collection, matrix in vectors.items():
+            matrix = np.ascontiguousarray(matrix, dtype=np.float32)
             self.con.executemany(
-                "INSERT INTO bm25 (rowid, text) VALUES (?, ?)",
-                [
-                    (i, e.text)
-                    for i, e in zip(ids, entries, strict=True)
-                    if (e.table_name, e.column_name) in keyword
-                ],
+                f"INSERT INTO {vec_table(collection)} (rowid, embedding) VALUES (?, ?)",
+                [(i, matrix[n].tobytes()) for n, i in enumerate(ids)],
             )
-            for collection, matrix in vectors.items():
-                table = vec_table(collection)
-                matrix = np.ascontiguousarray(matrix, dtype=np.float32)
-                self.con.executemany(
-                    f"INSERT INTO {table} (rowid, embedding) VALUES (?, ?)",
-                    [(i, matrix[n].tobytes()) for n, i in enumerate(ids)],
+        for doc_id in {e.doc_id for e in entries} | set(doc_ids):
+            count = sum(1 for e in entries if e.doc_id == doc_id)
+            for collection in vectors:
+                self.con.execute(
+                    "INSERT OR REPLACE INTO embedded_docs VALUES (?, ?, ?)",
+                    (doc_id, collection, count),
                 )
-            for doc_id in {e.doc_id for e in entries} | set(doc_ids):
-                for collection in vectors:
-                    count = sum(1 for e in entries if e.doc_id == doc_id)
-                    self.con.execute(
-                        "INSERT OR REPLACE INTO embedded_docs VALUES (?, ?, ?)",
-                        (doc_id, collection, count),
-                    )
+
+    def _insert_entry(self, e: Entry) -> int:
+        (entry_id,) = self.con.execute(
+            "INSERT INTO entries (table_name, column_name, primary_key, doc_id, "
+            "page_number, text, born) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (
+                e.table_name,
+                e.column_name,
+                e.primary_key,
+                e.doc_id,
+                e.page_number,
+                e.text,
+                self.generation,
+            ),
+        ).fetchone()
+        return entry_id
 
     def remove_documents(self, doc_ids: Iterable[str]) -> None:
         """Retire the entries of ``doc_ids``: readers stop seeing them at the next publish."""

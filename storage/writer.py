@@ -13,17 +13,20 @@ keeps two indexers from racing.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 
 from storage import generations, migrations, schema
+from storage.file_names import original_path
 from storage.paths import IndexPaths
 from storage.rows import DocumentRows, Row, Table
 
@@ -79,6 +82,17 @@ class IndexWriter:
             _remove(self.paths.work_duckdb)
             self._release_lock()
 
+    def abandon(self) -> None:
+        """End the run without publishing anything more: readers keep the last published file,
+        and the next run starts from it."""
+        try:
+            if self._con is not None:
+                self._con.close()
+        finally:
+            self._con = None
+            _remove(self.paths.work_duckdb)
+            self._release_lock()
+
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
         assert self._con is not None, "use IndexWriter as a context manager"
@@ -86,13 +100,17 @@ class IndexWriter:
 
     # -- queries the indexer needs ---------------------------------------------------------
     def documents_by_path(self) -> dict[str, tuple[str, str]]:
-        """path -> (doc_id, sha256) for every indexed document."""
-        rows = self.con.execute("SELECT path, doc_id, sha256 FROM documents").fetchall()
-        return {path: (doc_id, sha) for path, doc_id, sha in rows}
+        """path -> (doc_id, sha256) for every indexed document (the path as the file system
+        names it: see ``storage/file_names.py``)."""
+        rows = self.con.execute("SELECT path, path_bytes, doc_id, sha256 FROM documents").fetchall()
+        return {str(original_path(p, raw)): (doc_id, sha) for p, raw, doc_id, sha in rows}
 
     # -- writes ----------------------------------------------------------------------------
-    def replace_document(self, rows: DocumentRows, old_doc_ids: list[str]) -> None:
-        """Write one document's rows, removing ``old_doc_ids`` first, in one transaction."""
+    @contextmanager
+    def writing_document(self, rows: DocumentRows, old_doc_ids: list[str]) -> Iterator[None]:
+        """Write one document's rows, removing ``old_doc_ids`` first, in one transaction that
+        commits when the block ends, or rolls back if the block (or the commit) raises. The
+        caller writes the document's vectors in the block, so neither side lands alone."""
         (document,) = rows.of(schema.DocumentRow)
         con = self.con
         con.execute("BEGIN TRANSACTION")
@@ -101,12 +119,13 @@ class IndexWriter:
                 self._delete(old)
             for table in schema.TABLES:
                 self._insert(table, rows.of_table(table))
+            yield
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            with contextlib.suppress(duckdb.Error):  # a failed COMMIT leaves nothing to undo
+                con.execute("ROLLBACK")
             raise
         self._dirty = True
-        self._maybe_publish()
 
     def remove_documents(self, doc_ids: list[str]) -> None:
         if not doc_ids:
@@ -137,8 +156,10 @@ class IndexWriter:
         self.con.execute(f"INSERT INTO {table.name} ({', '.join(names)}) SELECT * FROM frame")
 
     # -- publishing ------------------------------------------------------------------------
-    def _maybe_publish(self) -> None:
-        if time.monotonic() - self._last_publish >= self.publish_every:
+    def publish_if_due(self) -> None:
+        """Publish what was committed if ``publish_every`` seconds have passed since the last
+        publish: called after each document and while the run waits for one."""
+        if self._dirty and time.monotonic() - self._last_publish >= self.publish_every:
             self.publish()
 
     @property

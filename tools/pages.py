@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
+from storage.file_names import original_path, readable
 from storage.store import Store
 from tools.errors import NotFoundError, ToolError
 from tools.results import ToolResult
@@ -155,13 +156,13 @@ def _pdf_of(store: Store, doc_id: str) -> tuple[Path, int, str | None]:
     """Indexed path, page count and SHA-256 of a PDF document; refusals say what to call instead."""
     if not isinstance(doc_id, str) or not doc_id.strip():
         raise ToolError("doc_id is empty: give a doc_id from list_documents")
-    sql = "SELECT path, format, page_count, sha256 FROM documents WHERE doc_id = ?"
+    sql = "SELECT path, path_bytes, format, page_count, sha256 FROM documents WHERE doc_id = ?"
     row = store.sql().execute(sql, [doc_id]).fetchone()
     if row is None:
         raise NotFoundError(
             f"no document with doc_id {doc_id!r}; call list_documents to see the indexed ids"
         )
-    path, file_format, page_count, sha256 = row
+    path, path_bytes, file_format, page_count, sha256 = row
     if file_format != "pdf":
         raise ToolError(
             f"document {doc_id} is a {file_format} file, which has no page images: only PDFs "
@@ -169,7 +170,7 @@ def _pdf_of(store: Store, doc_id: str) -> tuple[Path, int, str | None]:
             "and images), get_table for a table, or run_sql over chunks, sections and "
             f"table_cells WHERE doc_id = '{doc_id}'"
         )
-    return Path(path), int(page_count or 0), sha256
+    return original_path(path, path_bytes), int(page_count or 0), sha256
 
 
 def _read_verified(store: Store, doc_id: str, path: Path, expected: str | None) -> bytes:
@@ -181,14 +182,14 @@ def _read_verified(store: Store, doc_id: str, path: Path, expected: str | None) 
         data = path.read_bytes()
     except OSError as exc:
         raise ToolError(
-            f"the file of document {doc_id} is no longer readable at {path} "
+            f"the file of document {doc_id} is no longer readable at {readable(path)} "
             f"({exc.strerror or type(exc).__name__}): it was moved or deleted since indexing; "
             f"{reindex}"
         ) from None
     if expected and hashlib.sha256(data).hexdigest() != expected:
         raise ToolError(
-            f"the file of document {doc_id} at {path} changed since it was indexed (its SHA-256 "
-            f"no longer matches); {reindex}"
+            f"the file of document {doc_id} at {readable(path)} changed since it was indexed "
+            f"(its SHA-256 no longer matches); {reindex}"
         )
     return data
 

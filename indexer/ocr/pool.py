@@ -23,6 +23,7 @@ import apsw
 import numpy as np
 
 from indexer.ocr.engine import OcrLine, PageOcr, engine_version, read_image
+from storage.process_limits import die_with_parent
 
 log = logging.getLogger(__name__)
 BUSY_MS = 10_000  # how long a worker waits for another's lock on the cache
@@ -128,7 +129,9 @@ class OcrPool:
         if self._executor is None:
             # spawn: a forked copy of a process holding ONNX Runtime's threads can hang.
             self._executor = ProcessPoolExecutor(
-                self.workers, mp_context=multiprocessing.get_context("spawn")
+                self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=die_with_parent,  # a killed index worker takes its OCR with it
             )
         return self._executor.submit(self.reader, image.gray, image.points_per_pixel)
 

@@ -120,7 +120,7 @@ def open_pdf(path: Path) -> pymupdf.Document:
             tail = fh.read()
         if b"%PDF-" not in head:
             raise ParseError("not a PDF (no %PDF- header)")
-        doc = pymupdf.open(path, filetype="pdf")
+        doc = pdf_document(path)
     except ParseError:
         raise
     except Exception as exc:
@@ -142,6 +142,16 @@ def open_pdf(path: Path) -> pymupdf.Document:
         doc.close()
         raise ParseError(f"damaged PDF, pages cannot be read: {exc}") from None
     return doc
+
+
+def pdf_document(path: Path) -> pymupdf.Document:
+    """PyMuPDF's document for ``path``. PyMuPDF takes a file name as UTF-8 text, so a file
+    whose name is not (``storage/file_names.py``) is read into memory and opened from there."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return pymupdf.open(stream=path.read_bytes(), filetype="pdf")
+    return pymupdf.open(path, filetype="pdf")
 
 
 def _page_label(page: pymupdf.Page) -> str | None:

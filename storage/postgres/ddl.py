@@ -35,6 +35,7 @@ _TYPES = {
     "VARCHAR[]": "text[]",
     "DOUBLE[]": "double precision[]",
     "DOUBLE[][]": "double precision[][]",
+    "BLOB": "bytea",
 }
 
 # The same types by the names psycopg's COPY knows them by.
@@ -48,6 +49,7 @@ _COPY_TYPES = {
     "VARCHAR[]": "text[]",
     "DOUBLE[]": "float8[]",
     "DOUBLE[][]": "float8[]",
+    "BLOB": "bytea",
 }
 
 # Functions a statement could use to change its own limits or write outside the views.

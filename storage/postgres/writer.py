@@ -16,6 +16,7 @@ import numpy as np
 import psycopg
 
 from storage import schema
+from storage.file_names import original_path
 from storage.postgres import ddl
 from storage.postgres.connect import connect
 from storage.postgres.schema_setup import ensure_schema, reindex_done
@@ -59,8 +60,10 @@ class PostgresWriter:
     # -- what the indexer reads ----------------------------------------------------------
     def documents_by_path(self) -> dict[str, tuple[str, str]]:
         with self.con.transaction():
-            rows = self.con.execute("SELECT path, doc_id, sha256 FROM documents").fetchall()
-        return {path: (doc_id, sha) for path, doc_id, sha in rows}
+            rows = self.con.execute(
+                "SELECT path, path_bytes, doc_id, sha256 FROM documents"
+            ).fetchall()
+        return {str(original_path(p, raw)): (doc_id, sha) for p, raw, doc_id, sha in rows}
 
     def has_document(self, doc_id: str, sha256: str) -> bool:
         with self.con.transaction():

@@ -1,0 +1,320 @@
+"""Documents are prepared (parsed, summarised, embedded) in worker processes, each under a budget.
+
+A file can be made to hold a parser for ever or to take every byte of memory (a one-line 50 MB
+Markdown file, an HTML page nested 100,000 deep, a million-row sheet), and a thread cannot be
+stopped inside a C call. So no file is parsed in the indexing process, which only plans, writes
+and publishes; a worker process prepares one file at a time under two bounds:
+
+- **time**: a file whose worker reports no progress (a stage begun, an OCR page read, a batch of
+  vectors encoded, an LLM summary written) for ``stall_seconds`` is stopped: the worker and its
+  OCR processes are killed, the file is reported with the limit and the setting that raises it,
+  and a fresh worker takes the next file. Progress, not total time, is bounded, so a long but
+  healthy document (a 5,000-page manual, a scanned book) is never cut off;
+- **memory**: before each file, a worker loads the parser the file needs (docling for office
+  files), then caps its address space at what it maps then plus ``memory_mb``: the budget is
+  the file's own, whatever libraries its format needed. A file that needs more fails inside its
+  worker, which is replaced.
+
+Workers start in their own process group (so a kill takes their OCR processes too) and die with
+the indexing process. A worker whose resident memory has grown after a file is replaced, so the
+next file finds its whole budget.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import signal
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+
+from indexer.prepare import (
+    FilePlan,
+    Prepared,
+    WorkerSetup,
+    WorkerState,
+    load_reader,
+    prepare,
+    start_worker_state,
+)
+from indexer.progress import Beat
+from storage.process_limits import (
+    cap_address_space,
+    die_with_parent,
+    lift_address_cap,
+    resident_mb,
+)
+
+log = logging.getLogger(__name__)
+
+# A worker holding this much more than when it was ready, after a file, is replaced.
+RECYCLE_MB = 384
+# How long a worker may take to start (imports, the embedding model; the model's one-time ONNX
+# export on a new machine takes longest).
+START_SECONDS = 600.0
+# How often the waiting loop wakes to check deadlines and let the writer publish.
+TICK_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class Budget:
+    stall_seconds: float  # a file showing no progress this long is stopped
+    memory_mb: int  # address space a worker may map above what it maps when ready
+
+
+@dataclass(frozen=True)
+class Step:
+    """Progress a worker reports: ``what`` (a stage, "ocr", "encode"), ``done`` of ``total``."""
+
+    what: str
+    done: int = 0
+    total: int = 0
+
+
+# -- in the worker process -------------------------------------------------------------------
+
+
+def _serve(conn: Connection, setup: WorkerSetup, memory_mb: int) -> None:
+    """A worker's life: start, cap memory, then prepare each plan it is sent until told to stop."""
+    os.setsid()  # its own process group: killing it kills the OCR processes it starts
+    die_with_parent()
+    try:
+        state = start_worker_state(setup)
+    except Exception as exc:  # no file can be prepared: the run is told why
+        conn.send(("broken", f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", resident_mb()))
+    while True:
+        try:
+            plan = conn.recv()
+        except EOFError:
+            return
+        if plan is None:
+            return
+        if not _prepare_one(conn, plan, state, memory_mb):
+            return
+
+
+def _prepare_one(conn: Connection, plan: FilePlan, state: WorkerState, memory_mb: int) -> bool:
+    """Prepare one file under the memory cap and send the result; False if this worker should
+    end now (it ran out of memory, and may be left broken)."""
+    lift_address_cap()
+    load_reader(plan.path)  # its parser's libraries are the worker's, not the file's, memory
+    cap_address_space(memory_mb, final=False)
+    beat = Beat(lambda what, done, total: conn.send(("step", Step(what, done, total))))
+    prepared = _prepare_bounded(plan, state, beat, memory_mb)
+    keep = prepared.failure != _memory_failure(memory_mb)
+    try:
+        conn.send(("done", prepared, resident_mb(), keep))
+    except MemoryError:  # the result itself did not fit: report the file, not the worker
+        conn.send(("done", Prepared(plan, failure=_memory_failure(memory_mb)), 0, False))
+        return False
+    return keep
+
+
+def _prepare_bounded(plan: FilePlan, state: WorkerState, beat: Beat, memory_mb: int) -> Prepared:
+    try:
+        return prepare(plan, state, beat)
+    except MemoryError:
+        return Prepared(plan, failure=_memory_failure(memory_mb))
+    except Exception as exc:  # a bug on one file must not stop the run
+        log.exception("unexpected error preparing %s", plan.path)
+        return Prepared(plan, failure=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _memory_failure(memory_mb: int) -> str:
+    return (
+        f"stopped by the memory limit ({memory_mb:,} MB for one file): "
+        "DOCSYM_INDEX_MEMORY_MB raises it"
+    )
+
+
+# -- in the indexing process -----------------------------------------------------------------
+
+
+@dataclass
+class _Worker:
+    process: multiprocessing.process.BaseProcess
+    conn: Connection
+    ready_mb: int | None = None  # resident memory once ready; None while starting
+    plan: FilePlan | None = None  # the file it is preparing
+    deadline: float = 0.0
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def busy(self) -> bool:
+        return self.plan is not None
+
+
+class WorkerPool:
+    """Up to ``size`` workers; ``prepare_all`` hands them plans and yields what they return."""
+
+    def __init__(
+        self,
+        size: int,
+        setup: WorkerSetup,
+        budget: Budget,
+        on_step: Callable[[FilePlan, Step], None] | None = None,
+    ) -> None:
+        self.size = max(1, size)
+        self.setup = setup
+        self.budget = budget
+        self.on_step = on_step
+        self._workers: list[_Worker] = []
+        self._context = multiprocessing.get_context("spawn")  # no forked ONNX Runtime threads
+
+    def prepare_all(
+        self, plans: Iterable[FilePlan], while_waiting: Callable[[], None] = lambda: None
+    ) -> Iterator[Prepared]:
+        """Each plan's Prepared, as workers finish them. A plan is taken from ``plans`` only
+        when a worker is free for it; ``while_waiting`` runs about once a second meanwhile."""
+        queue = iter(plans)
+        more = True
+        while True:
+            while more and (worker := self._free_worker()) is not None:
+                plan = next(queue, None)
+                if plan is None:
+                    more = False
+                    break
+                self._hand(worker, plan)
+            busy = [w for w in self._workers if w.busy]
+            if not busy:
+                return
+            yield from self._collect(busy)
+            while_waiting()
+
+    def _free_worker(self) -> _Worker | None:
+        for worker in self._workers:
+            if not worker.busy:
+                return worker
+        if len(self._workers) < self.size:
+            return self._start()
+        return None
+
+    def _start(self) -> _Worker:
+        parent, child = self._context.Pipe()
+        process = self._context.Process(
+            target=_serve, args=(child, self.setup, self.budget.memory_mb), daemon=True
+        )
+        process.start()
+        child.close()
+        worker = _Worker(process, parent)
+        self._workers.append(worker)
+        return worker
+
+    def _hand(self, worker: _Worker, plan: FilePlan) -> None:
+        worker.plan = plan
+        worker.conn.send(plan)
+        worker.deadline = time.monotonic() + (
+            self.budget.stall_seconds if worker.ready_mb is not None else START_SECONDS
+        )
+
+    def _collect(self, busy: list[_Worker]) -> Iterator[Prepared]:
+        timeout = max(0.0, min(min(w.deadline for w in busy) - time.monotonic(), TICK_SECONDS))
+        ready = set(wait([w.conn for w in busy], timeout))
+        for worker in busy:
+            if worker.conn in ready:
+                done = self._receive(worker)
+                if done is not None:
+                    yield done
+            elif time.monotonic() > worker.deadline:
+                yield self._stopped(worker)
+
+    def _receive(self, worker: _Worker) -> Prepared | None:
+        """Read one message of ``worker``: a finished file, or None (progress, or ready)."""
+        plan = worker.plan
+        assert plan is not None
+        try:
+            message = worker.conn.recv()
+        except (EOFError, OSError):
+            return self._crashed(worker)
+        kind = message[0]
+        if kind == "broken":
+            self._retire(worker)
+            raise RuntimeError(f"an index worker could not start: {message[1]}")
+        worker.deadline = time.monotonic() + self.budget.stall_seconds
+        if kind == "ready":
+            worker.ready_mb = message[1]
+            return None
+        if kind == "step":
+            worker.steps.append(message[1])
+            if self.on_step is not None:
+                self.on_step(plan, message[1])
+            return None
+        prepared, rss_mb, keep = message[1], message[2], message[3]
+        worker.plan, worker.steps = None, []
+        if not keep or rss_mb > (worker.ready_mb or 0) + RECYCLE_MB:
+            self._retire(worker)
+        return prepared
+
+    def _stopped(self, worker: _Worker) -> Prepared:
+        plan = worker.plan
+        assert plan is not None
+        last = worker.steps[-1].what if worker.steps else "starting"
+        self._retire(worker)
+        return Prepared(
+            plan,
+            failure=f"stopped by the time limit: no progress for {self.budget.stall_seconds:g} s "
+            f"(while {_DOING.get(last, last)}); DOCSYM_INDEX_STALL_SECONDS raises it",
+        )
+
+    def _crashed(self, worker: _Worker) -> Prepared:
+        plan = worker.plan
+        assert plan is not None
+        worker.process.join(timeout=5)  # how it ended, before it is cleared away
+        code = worker.process.exitcode
+        self._retire(worker)
+        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit {code}"
+        return Prepared(
+            plan,
+            failure=f"its worker process ended without an answer ({how}), most often at the "
+            f"memory limit ({self.budget.memory_mb:,} MB for one file): "
+            "DOCSYM_INDEX_MEMORY_MB raises it",
+        )
+
+    def _retire(self, worker: _Worker) -> None:
+        """Stop ``worker`` and the processes it started, now."""
+        self._workers.remove(worker)
+        _kill_group(worker.process)
+        worker.conn.close()
+
+    def close(self) -> None:
+        for worker in list(self._workers):
+            if not worker.busy:
+                with contextlib.suppress(OSError):
+                    worker.conn.send(None)
+        for worker in list(self._workers):
+            worker.process.join(timeout=5 if not worker.busy else 0)
+            self._retire(worker)
+
+
+_DOING = {
+    "starting": "starting its worker",
+    "parse": "parsing",
+    "ocr": "reading scanned pages by OCR",
+    "summaries": "summarising",
+    "graph": "building the entity graph",
+    "encode": "encoding vectors",
+}
+
+
+def _kill_group(process: multiprocessing.process.BaseProcess) -> None:
+    """Kill a worker's process group (it and its OCR processes), or the worker alone if it has
+    not made its group yet."""
+    if process.pid is None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.kill()
+    process.join(timeout=10)
+
+
+def budget_from_settings() -> Budget:
+    from storage.settings import get_settings
+
+    s = get_settings()
+    return Budget(s.index_stall_seconds, s.index_memory_mb)

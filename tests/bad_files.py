@@ -1,0 +1,104 @@
+"""Files made to hurt an indexer, written small: the tests and ``bench/hostile_files.py`` build
+their folders from these. Each writer makes a real file of its format (a PDF PyMuPDF wrote, an
+XLSX openpyxl wrote, a DOCX python-docx wrote), bent in one way."""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from pathlib import Path
+
+# A file name that is not UTF-8 (the bytes of a Latin-1 name read on a UTF-8 system).
+BAD_UTF8_NAME = b"bad\xff\xfeutf8"
+
+
+def write_control(path: Path, sentence: str) -> str:
+    """A small Markdown document holding ``sentence``; returns the sentence (to search for)."""
+    path.write_text(f"# {path.stem[:40]}\n\n{sentence}\n")
+    return sentence
+
+
+def huge_page_pdf(path: Path, side: float, text: str = "") -> None:
+    """A one-page PDF of ``side`` x ``side`` points, with ``text`` near its top-left corner (or
+    none: a blank page, which OCR would read)."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=side, height=side)
+    if text:
+        page.insert_text((72, 72), text, fontsize=11)
+    path.write_bytes(doc.tobytes())  # PyMuPDF cannot save to a name that is not UTF-8
+    doc.close()
+
+
+def deep_html(path: Path, depth: int) -> None:
+    """An HTML page whose text sits inside ``depth`` nested <div>s."""
+    body = "<div>" * depth + "deep text" + "</div>" * depth
+    path.write_text(f"<html><body><p>A page.</p>{body}</body></html>")
+
+
+def one_line_markdown(path: Path, megabytes: float) -> None:
+    """A Markdown file of one paragraph on one line."""
+    words = "lorem ipsum dolor sit amet consectetur "
+    size = int(megabytes * 2**20)
+    path.write_text("# One line\n\n" + (words * (size // len(words) + 1))[:size] + "\n")
+
+
+def wide_sheet(path: Path, rows: int, columns: int) -> None:
+    """An XLSX workbook with one sheet of ``rows`` x ``columns`` values under a header row."""
+    from openpyxl import Workbook
+
+    workbook = Workbook(write_only=True)
+    sheet = workbook.create_sheet("data")
+    sheet.append([f"column {c}" for c in range(columns)])
+    for r in range(rows):
+        sheet.append([r * columns + c for c in range(columns)])
+    workbook.save(path)
+
+
+def _docx_bytes(text: str) -> bytes:
+    from docx import Document
+
+    document = Document()
+    document.add_paragraph(text)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def _rewrite_member(data: bytes, name: str, change) -> bytes:
+    """The zip package ``data`` with member ``name`` replaced by ``change(old bytes)``."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w") as dst:
+        for member in src.infolist():
+            content = src.read(member)
+            if member.filename == name:
+                content = change(content)
+            dst.writestr(member, content, compress_type=zipfile.ZIP_DEFLATED)
+    return out.getvalue()
+
+
+def billion_laughs_docx(path: Path) -> None:
+    """A DOCX whose document.xml declares entities that expand to ~3 GB (ten levels of ten)."""
+    entities = ['<!ENTITY lol "lol">'] + [
+        f'<!ENTITY lol{n} "{("&lol" + (str(n - 1) if n > 1 else "") + ";") * 10}">'
+        for n in range(1, 10)
+    ]
+    doctype = "<!DOCTYPE w:document [" + "".join(entities) + "]>"
+
+    def change(xml: bytes) -> bytes:
+        text = xml.decode()
+        text = re.sub(r"(<\?xml[^>]*\?>)", r"\1" + doctype, text, count=1)
+        return text.replace("laughing", "&lol9;").encode()
+
+    path.write_bytes(_rewrite_member(_docx_bytes("laughing"), "word/document.xml", change))
+
+
+def zip_bomb_docx(path: Path, unpacked_mb: float) -> None:
+    """A DOCX carrying a part of ``unpacked_mb`` MB of zeros (a few kB packed)."""
+    data = _docx_bytes("A small document with a large attachment.")
+    out = io.BytesIO(data)
+    with zipfile.ZipFile(out, "a", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("word/media/padding.bin", bytes(int(unpacked_mb * 2**20)))
+    path.write_bytes(out.getvalue())
