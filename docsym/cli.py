@@ -16,7 +16,8 @@ from storage.file_names import readable
 from storage.paths import IndexNotFoundError, is_store_url, resolve_index_dir
 from storage.settings import SettingsError, get_settings, reload_settings, settings_table
 
-err = Console(stderr=True)
+# Messages are never folded: a path or a reason stays on one line for logs and pipes.
+err = Console(stderr=True, soft_wrap=True)
 out = Console()
 
 
@@ -207,7 +208,11 @@ def _cmd_index(args: argparse.Namespace) -> int:
     from storage.writer import IndexLockedError
 
     target = _target(args)
-    progress = _RichProgress(enabled=not args.quiet and err.is_terminal)
+    progress = (
+        _LineProgress()
+        if not args.quiet and not err.is_terminal
+        else _RichProgress(enabled=not args.quiet)
+    )
     try:
         with progress:
             report = index_paths(
@@ -313,6 +318,33 @@ class _RichProgress:
         if self._bar is not None:
             rate = self._pages / max(time.perf_counter() - self._started, 1e-9)
             self._bar.update(self._task, advance=1, pages=self._pages, rate=f"{rate:.1f}")
+
+
+class _LineProgress:
+    """One plain line per document on stderr (a log, a pipe): seconds, pages, path."""
+
+    def __init__(self) -> None:
+        self._started: dict[Path, float] = {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def start(self, files: int) -> None:
+        print(f"indexing {files} file(s)", file=sys.stderr, flush=True)
+
+    def file_started(self, path: Path) -> None:
+        self._started[path] = time.perf_counter()
+
+    def ocr_page(self, path: Path, done: int, total: int) -> None:
+        pass
+
+    def file_done(self, path: Path, pages: int) -> None:
+        seconds = time.perf_counter() - self._started.pop(path, time.perf_counter())
+        line = f"{seconds:7.1f} s {pages:6} pages  {readable(path)}"
+        print(line, file=sys.stderr, flush=True)
 
 
 def _cmd_status(args: argparse.Namespace) -> int:

@@ -23,6 +23,10 @@ SUPPORTED_SUFFIXES = {
 }
 
 
+# The formats docling reads (XLSX is read by openpyxl).
+DOCLING_FORMATS = frozenset({"docx", "html", "pptx", "md"})
+
+
 @dataclass
 class Discovery:
     files: list[Path] = field(default_factory=list)

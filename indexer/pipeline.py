@@ -16,14 +16,15 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from indexer.discover import discover, doc_id_for, sha256_of
+from indexer.discover import DOCLING_FORMATS, discover, doc_id_for, file_format, sha256_of
 from indexer.limits import FileLimits
-from indexer.ocr.need import OcrMode
-from indexer.prepare import FilePlan, Prepared, WorkerSetup, prepare_in_worker
+from indexer.ocr import PROCESS_MB as OCR_PROCESS_MB
+from indexer.plans import FilePlan, Prepared, WorkerSetup
 from indexer.sinks import Sink, SinkBroken, ocr_cache_path, open_sink
 from indexer.workers import Step, WorkerPool, budget_from_settings
 from storage.file_names import readable
-from storage.settings import get_settings
+from storage.process_limits import give_back_free_memory
+from storage.settings import OcrMode, get_settings
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +97,7 @@ def index_paths(
         progress.start(len(plans))
         with ExitStack() as stack:
             claims = _Claims(sink, stack)
-            if workers > 1:  # largest first: one started last would leave the others idle
-                plans.sort(key=lambda plan: plan.path.stat().st_size, reverse=True)
-            taken = _announced(claims.take(plans), progress)
+            taken = _announced(claims.take(_in_order(plans, workers)), progress)
             ready = (
                 _on_dask(taken, stack, setup, workers, dask)
                 if dask
@@ -108,6 +107,8 @@ def index_paths(
                 _write(prepared, sink, report)
                 claims.release(prepared.plan)
                 progress.file_done(prepared.plan.path, prepared.pages)
+                del prepared
+                give_back_free_memory()  # a large document's rows, freed, go back at once
             for plan in claims.done:
                 report.unchanged.append(readable(plan.path))
                 progress.file_done(plan.path, 0)
@@ -123,17 +124,29 @@ def index_paths(
 
 
 def _setup(model_name: str | None, ocr: OcrMode | None, target: Path | str, workers: int):
-    """What each worker is given: the cores are shared among the workers."""
+    """What each worker is given: the cores are shared among the workers, and a worker starts
+    as many OCR processes as its file's memory budget holds (each takes ~750 MB)."""
     settings = get_settings()
     workers = max(1, workers)
+    cores = max(1, (os.cpu_count() or 1) // workers)
     return WorkerSetup(
         model_name=model_name or settings.model,
         encoder_threads=max(1, settings.encoder_threads // workers),
         ocr=ocr or settings.ocr,
         ocr_cache=ocr_cache_path(target),
-        ocr_processes=max(1, (settings.ocr_workers or os.cpu_count() or 1) // workers),
+        ocr_processes=settings.ocr_workers
+        or max(1, min(cores, settings.index_memory_mb // OCR_PROCESS_MB)),
         limits=FileLimits.from_settings(),
     )
+
+
+def _in_order(plans: list[FilePlan], workers: int) -> list[FilePlan]:
+    """With several workers, largest first: one started last would leave the others idle. With
+    one, files read by docling last: its import (torch included, ~280 MB resident) then stays
+    out of the worker while it reads PDFs and their scans."""
+    if workers > 1:
+        return sorted(plans, key=lambda plan: plan.path.stat().st_size, reverse=True)
+    return sorted(plans, key=lambda plan: (file_format(plan.path) in DOCLING_FORMATS, plan.path))
 
 
 def _announced(plans: Iterable[FilePlan], progress: Progress) -> Iterator[FilePlan]:
@@ -165,6 +178,8 @@ def _on_dask(
 ) -> Iterator[Prepared]:
     """Prepared documents as a Dask cluster's workers finish them; at most one per worker
     thread claimed ahead."""
+    from indexer.prepare import prepare_in_worker
+
     executor, slots = _dask_executor(stack, workers, dask)
     running: set[Future] = set()
     for plan in plans:

@@ -9,75 +9,29 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from indexer.discover import doc_id_for, file_format, sha256_of
+from indexer.discover import DOCLING_FORMATS, doc_id_for, file_format, sha256_of
 from indexer.embedding import build_entries, embed_entries
 from indexer.errors import ParseError
 from indexer.graph import build_graph
 from indexer.limits import FileLimits, check_file
 from indexer.model import ParsedDocument
-from indexer.ocr.need import OcrMode
 from indexer.ocr.pages import OcrRun
 from indexer.ocr.pool import OcrCache, OcrPool
 from indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
+from indexer.plans import FilePlan, Prepared, WorkerSetup
 from indexer.progress import Beat, ReportingEncoder, ReportingSummariser
 from indexer.summaries import LlmSummariser, summarise_document, summariser_from_settings
 from indexer.views import FileFacts, build_rows
 from storage.encoder import Encoder, get_encoder
-from storage.rows import DocumentRows
 from storage.settings import get_settings
-from storage.vectors import Entry
 
 log = logging.getLogger(__name__)
 
 # A file rewritten while it is read is read again, up to this many times in all.
 READS = 3
-
-
-@dataclass(frozen=True)
-class FilePlan:
-    path: Path
-    sha256: str
-    doc_id: str
-    replaces: list[str]  # doc_ids this file's new version replaces
-    is_update: bool
-
-
-@dataclass
-class Prepared:
-    plan: FilePlan  # the file's content as read (a new sha256 and doc_id if it changed)
-    failure: str | None = None  # why the file could not be read; nothing to write then
-    rows: DocumentRows | None = None
-    entries: list[Entry] = field(default_factory=list)
-    vectors: np.ndarray | None = None
-    warnings: list[str] = field(default_factory=list)
-    no_text: bool = False
-    pages: int = 0
-    ocr_pages: int = 0
-    tables: int = 0
-    figures: int = 0
-    equations: int = 0
-    seconds: dict[str, float] = field(default_factory=dict)  # per stage (see STAGES)
-
-
-# The stages of preparing a document, as the run report times them (writing is the sink's).
-STAGES = ("parse", "summaries", "graph", "encode")
-
-
-@dataclass(frozen=True)
-class WorkerSetup:
-    """What a worker process needs to prepare files: sent to it when it starts."""
-
-    model_name: str | None
-    encoder_threads: int
-    ocr: OcrMode
-    ocr_cache: Path
-    ocr_processes: int
-    limits: FileLimits
 
 
 @dataclass
@@ -197,8 +151,7 @@ def _finish(
 def load_reader(path: Path) -> None:
     """Import and set up the parser ``path`` needs, so a budget measured after this counts the
     file's own memory, not the library's (docling's import maps ~1.2 GB, torch included)."""
-    fmt = file_format(path) or "pdf"
-    if fmt in ("docx", "html", "pptx", "md"):
+    if file_format(path) in DOCLING_FORMATS:
         from indexer.office.convert import converter
 
         converter()

@@ -200,11 +200,14 @@ def _is_year_row(cells: Sequence[TableCell]) -> bool:
 
 
 def _distinct(row: Sequence[TableCell | None]) -> list[TableCell]:
-    seen: list[TableCell] = []
+    """Each cell of ``row`` once (a spanning cell fills several slots), in order."""
+    seen: set[int] = set()  # by identity: two cells may hold equal values
+    distinct: list[TableCell] = []
     for cell in row:
-        if cell is not None and all(cell is not s for s in seen):
-            seen.append(cell)
-    return seen
+        if cell is not None and id(cell) not in seen:
+            seen.add(id(cell))
+            distinct.append(cell)
+    return distinct
 
 
 def _own_cells(row: Sequence[TableCell | None], r: int) -> list[TableCell]:

@@ -31,28 +31,28 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
+from typing import TYPE_CHECKING
 
-from indexer.prepare import (
-    FilePlan,
-    Prepared,
-    WorkerSetup,
-    WorkerState,
-    load_reader,
-    prepare,
-    start_worker_state,
-)
+from indexer.plans import FilePlan, Prepared, WorkerSetup
 from indexer.progress import Beat
+
+if TYPE_CHECKING:
+    from indexer.prepare import WorkerState
 from storage.process_limits import (
     cap_address_space,
     die_with_parent,
+    give_back_free_memory,
     lift_address_cap,
     resident_mb,
 )
 
 log = logging.getLogger(__name__)
 
-# A worker holding this much more than when it was ready, after a file, is replaced.
-RECYCLE_MB = 384
+# A worker holding this much more than when it was ready, after a file (and after giving
+# freed memory back), is replaced: the encoder's arena and a fragmented heap keep what a large
+# document used (the 10-K leaves a worker 300 MB larger), which would sit beside the next
+# file's OCR processes. A new worker costs ~2 s, paid after large documents only.
+RECYCLE_MB = 256
 # How long a worker may take to start (imports, the embedding model; the model's one-time ONNX
 # export on a new machine takes longest).
 START_SECONDS = 600.0
@@ -79,9 +79,11 @@ class Step:
 
 
 def _serve(conn: Connection, setup: WorkerSetup, memory_mb: int) -> None:
-    """A worker's life: start, cap memory, then prepare each plan it is sent until told to stop."""
+    """A worker's life: start, then prepare each plan it is sent, until told to stop."""
     os.setsid()  # its own process group: killing it kills the OCR processes it starts
     die_with_parent()
+    from indexer.prepare import start_worker_state  # the parsers: in workers only
+
     try:
         state = start_worker_state(setup)
     except Exception as exc:  # no file can be prepared: the run is told why
@@ -102,6 +104,8 @@ def _serve(conn: Connection, setup: WorkerSetup, memory_mb: int) -> None:
 def _prepare_one(conn: Connection, plan: FilePlan, state: WorkerState, memory_mb: int) -> bool:
     """Prepare one file under the memory cap and send the result; False if this worker should
     end now (it ran out of memory, and may be left broken)."""
+    from indexer.prepare import load_reader
+
     lift_address_cap()
     load_reader(plan.path)  # its parser's libraries are the worker's, not the file's, memory
     cap_address_space(memory_mb, final=False)
@@ -113,10 +117,14 @@ def _prepare_one(conn: Connection, plan: FilePlan, state: WorkerState, memory_mb
     except MemoryError:  # the result itself did not fit: report the file, not the worker
         conn.send(("done", Prepared(plan, failure=_memory_failure(memory_mb)), 0, False))
         return False
+    del prepared
+    give_back_free_memory()
     return keep
 
 
 def _prepare_bounded(plan: FilePlan, state: WorkerState, beat: Beat, memory_mb: int) -> Prepared:
+    from indexer.prepare import prepare
+
     try:
         return prepare(plan, state, beat)
     except MemoryError:
@@ -171,34 +179,39 @@ class WorkerPool:
         self, plans: Iterable[FilePlan], while_waiting: Callable[[], None] = lambda: None
     ) -> Iterator[Prepared]:
         """Each plan's Prepared, as workers finish them. A plan is taken from ``plans`` only
-        when a worker is free for it; ``while_waiting`` runs about once a second meanwhile."""
+        when a worker is free for it, and free workers get their next plan before the caller
+        writes what finished; ``while_waiting`` runs about once a second meanwhile."""
         queue = iter(plans)
-        more = True
         while True:
-            while more and (worker := self._free_worker()) is not None:
-                plan = next(queue, None)
-                if plan is None:
-                    more = False
-                    break
-                self._hand(worker, plan)
+            self._hand_out(queue)
             busy = [w for w in self._workers if w.busy]
             if not busy:
                 return
-            yield from self._collect(busy)
+            finished = list(self._collect(busy))
+            self._hand_out(queue)
+            yield from finished
             while_waiting()
 
-    def _free_worker(self) -> _Worker | None:
+    def _hand_out(self, queue: Iterator[FilePlan]) -> None:
+        """Give each free worker a plan, starting workers up to ``size`` while plans last."""
+        while any(not w.busy for w in self._workers) or len(self._workers) < self.size:
+            plan = next(queue, None)
+            if plan is None:
+                return
+            self._hand(self._free_worker(), plan)
+
+    def _free_worker(self) -> _Worker:
         for worker in self._workers:
             if not worker.busy:
                 return worker
-        if len(self._workers) < self.size:
-            return self._start()
-        return None
+        return self._start()
 
     def _start(self) -> _Worker:
         parent, child = self._context.Pipe()
+        # Not a daemon: a worker starts OCR processes. It dies with this process all the same
+        # (die_with_parent), and close() ends it.
         process = self._context.Process(
-            target=_serve, args=(child, self.setup, self.budget.memory_mb), daemon=True
+            target=_serve, args=(child, self.setup, self.budget.memory_mb)
         )
         process.start()
         child.close()

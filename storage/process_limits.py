@@ -7,6 +7,7 @@ raised for memory a library maps itself; the kernel bounds a process for sure.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import resource
 import signal
@@ -43,6 +44,14 @@ def lift_address_cap() -> None:
     """Undo a cap that was not final (to load a library the next task needs)."""
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]
     resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+
+
+def give_back_free_memory() -> None:
+    """Return the heap's free pages to the system (glibc keeps them after a large document's
+    objects are freed: a worker stayed at 580 MB after the 10-K until its next file)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):  # not glibc
+            ctypes.CDLL(None).malloc_trim(0)
 
 
 def die_with_parent() -> None:

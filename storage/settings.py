@@ -17,6 +17,8 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "DOCSYM_"
+# Which pages OCR reads: those without a usable text layer, none, or every page.
+OcrMode = Literal["auto", "off", "force"]
 # Largest file per format, in MB (DOCX, PPTX, XLSX: unpacked), far above the corpus's largest.
 DEFAULT_FILE_MB = {
     "pdf": 1024,
@@ -137,7 +139,7 @@ class Settings(BaseSettings):
         description="`run_sql`: memory one statement may use (the worker's address-space cap "
         "above what it maps at start).",
     )
-    ocr: Literal["auto", "off", "force"] = Field(
+    ocr: OcrMode = Field(
         default="auto",
         description="`docsym index`: OCR pages whose text layer is missing or covers little "
         "of the page (auto), never (off), or every page, replacing its text layer (force).",
@@ -146,7 +148,8 @@ class Settings(BaseSettings):
         default=0,
         ge=0,
         le=64,
-        description="`docsym index`: processes that run OCR at once (0: one per core).",
+        description="`docsym index`: processes that run OCR at once, per index worker (0: as "
+        "many as DOCSYM_INDEX_MEMORY_MB holds at ~700 MB each, at most one per core).",
     )
     index_stall_seconds: float = Field(
         default=300.0,
@@ -157,10 +160,11 @@ class Settings(BaseSettings):
         "process killed, and the file reported; the run goes on.",
     )
     index_memory_mb: int = Field(
-        default=1536,
+        default=1024,
         ge=256,
         description="`docsym index`: memory one file may use: the address space its worker "
-        "process may map above what it maps when ready (interpreter, libraries, model).",
+        "process may map above what it maps once the file's parser is loaded; it also sets how "
+        "many OCR processes a worker starts.",
     )
     max_file_mb: dict[str, float] = Field(
         default_factory=lambda: dict(DEFAULT_FILE_MB),
@@ -168,7 +172,7 @@ class Settings(BaseSettings):
         "unpacked contents), as JSON; formats not named keep their default.",
     )
     max_sheet_cells: int = Field(
-        default=200_000,
+        default=50_000,
         ge=1,
         description="`docsym index`: cells one XLSX sheet may store.",
     )

@@ -166,7 +166,8 @@ def test_each_input_limit_refuses_its_file_by_name(tmp_path: Path, settings) -> 
 
 def test_a_file_rewritten_after_planning_is_indexed_under_its_new_content(tmp_path: Path) -> None:
     from indexer.limits import FileLimits
-    from indexer.prepare import FilePlan, WorkerSetup, prepare, start_worker_state
+    from indexer.plans import FilePlan, WorkerSetup
+    from indexer.prepare import prepare, start_worker_state
 
     path = tmp_path / "notes.md"
     write_control(path, "The first version talks about wombats.")

@@ -10,7 +10,7 @@ import pytest
 
 from docsym.cli import main
 from indexer.pipeline import index_paths
-from indexer.prepare import STAGES
+from indexer.plans import STAGES
 from storage import migrations, schema
 from tests import pdf_factory
 

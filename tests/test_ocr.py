@@ -96,6 +96,20 @@ def test_a_scan_turned_sideways_and_crooked_is_read_upright(original, pool, tmp_
     assert all(0 <= v <= max(shown.width, shown.height) for v in box)
 
 
+def test_a_large_page_image_is_scaled_down_to_find_its_lines(original, tmp_path, settings):
+    settings(ocr_megapixels=1)  # the 300-dpi page is 8.7 MP: its lines are found at a third
+    scan = pdf_factory.scan_of(original, tmp_path / "fine.pdf", dpi=300)
+    pool = OcrPool(workers=1)  # started after the setting, so its process reads it
+    try:
+        parsed = parse_pdf(scan, OcrRun(pool))
+    finally:
+        pool.close()
+    assert _recall(parsed.pages[0].text, HEADING + " " + BODY) >= 0.95
+    first = parsed.sentences[0]  # boxes are on the full page, not the scaled-down one
+    truth = _truth_box(original, "The river gauge")
+    assert abs(first.bbox[0] - truth.x0) < 3 and abs(first.bbox[1] - truth.y0) < 4
+
+
 def _ruled_table(path: Path) -> Path:
     """A captioned table with booktabs rules: top, under the header, bottom."""
     doc = pymupdf.open()

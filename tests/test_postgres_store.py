@@ -21,6 +21,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from indexer.pipeline import index_paths
+from storage.file_names import readable
 from storage.paths import IndexNotFoundError
 from storage.postgres.connect import reader_url
 from storage.postgres.ddl import READER_ROLE
@@ -536,3 +537,19 @@ def _documents_without_vectors(con) -> list[str]:
             "JOIN vec_minilm v ON v.id = e.id WHERE e.doc_id = d.doc_id)"
         )
     ]
+
+
+def test_a_file_name_that_is_not_utf8_is_stored_and_found_again(pg_server, tmp_path: Path) -> None:
+    """PostgreSQL text takes no lone surrogates: the store keeps the readable path and the
+    exact bytes, so the next run knows the file as indexed."""
+    url = new_database(pg_server, "names")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    name = os.fsdecode(bytes(docs) + b"/bad\xff\xfeutf8.md")
+    Path(name).write_text("# Bad name\n\nThe quokka eats leaves at night.\n")
+    first = index_paths([docs], url)
+    assert not first.failed and first.added == [readable(name)]
+    with open_store(url) as store:
+        row = store.sql().execute("SELECT path, path_bytes FROM documents").fetchone()
+    assert row[0].endswith("bad\\xff\\xfeutf8.md") and bytes(row[1]) == os.fsencode(name)
+    assert index_paths([docs], url).unchanged == [readable(name)]

@@ -7,12 +7,10 @@ layer) or a photograph; either way OCR is how to find out, and it keeps only con
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 import pymupdf
 
-OcrMode = Literal["auto", "off", "force"]
+from storage.settings import OcrMode
 
 # Rendered this coarse, a page is measured in a few milliseconds.
 PROBE_DPI = 24

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pymupdf
 
-from indexer.ocr.need import OcrMode, needs_ocr
+from indexer.ocr.need import needs_ocr
 from indexer.ocr.pool import OcrPool, PageImage
 from indexer.ocr.text_layer import write_text_layer
+from storage.settings import OcrMode
 
 # Pages are rendered at their images' own resolution, within these bounds: finer adds nothing
 # the models can use and costs detection time; coarser loses small print.
@@ -53,8 +54,12 @@ def ocr_document(doc: pymupdf.Document, run: OcrRun) -> OcrOutcome:
     chosen = [page for page in doc if needs_ocr(page, run.mode)]
     if not chosen:
         return outcome
-    images = [_render(page) for page in chosen]
-    for page, result in zip(chosen, run.pool.read(images, run.on_page), strict=True):
+    images = (_render(page) for page in chosen)  # rendered as the pool takes them
+    try:
+        results = run.pool.read(images, len(chosen), run.on_page)
+    finally:
+        run.pool.release()  # a document's scans read, their processes' memory goes back
+    for page, result in zip(chosen, results, strict=True):
         if isinstance(result, str):
             outcome.warnings.append(result)
             continue

@@ -13,7 +13,8 @@ import json
 import logging
 import multiprocessing
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -77,6 +78,16 @@ def _use_wal(db: apsw.Connection) -> None:
             time.sleep(0.01)
 
 
+@dataclass
+class _Page:
+    """A page on its way through the pool: found in the cache, or read by a process."""
+
+    image: PageImage
+    key: str
+    cached: PageOcr | None
+    future: Future | None
+
+
 class OcrPool:
     """Reads page images in ``workers`` processes; started on the first page that needs it."""
 
@@ -92,38 +103,53 @@ class OcrPool:
         self._executor: ProcessPoolExecutor | None = None
 
     def read(
-        self, images: list[PageImage], on_page: Callable[[int, int], None] | None = None
+        self,
+        images: Iterable[PageImage],
+        total: int,
+        on_page: Callable[[int, int], None] | None = None,
     ) -> list[PageOcr | str]:
-        """Each image's OCR, or the reason it failed, in the order given."""
-        results: list[PageOcr | str | None] = [None] * len(images)
-        keys = [image.key() for image in images]
-        futures: dict[int, Future] = {}
-        for i, (image, key) in enumerate(zip(images, keys, strict=True)):
-            cached = self.cache.get(key) if self.cache else None
-            if cached is not None:
-                results[i] = cached
-            else:
-                futures[i] = self._submit(image)
-        done = len(images) - len(futures)
-        if on_page:
-            on_page(done, len(images))
-        pending = list(futures)
-        while pending:
-            i = pending.pop(0)
-            try:
-                results[i] = self._result(images[i], futures[i])
-            except BrokenProcessPool:
-                # The pool is gone with every page in it: this page is blamed (the one
-                # awaited first), the others go to a fresh pool.
-                self._restart()
-                results[i] = f"page {images[i].page}: OCR worker died; page left without text"
-                futures.update((j, self._submit(images[j])) for j in pending)
-            if self.cache and isinstance(results[i], PageOcr):
-                self.cache.put(keys[i], results[i])
-            done += 1
+        """Each image's OCR, or the reason it failed, in the order given. Images are taken from
+        ``images`` as the processes need them (one waiting per process), so a scanned book's
+        page images are never all in memory at once; ``on_page(done, total)`` after each."""
+        queued, pending = iter(images), deque[_Page]()
+        results: list[PageOcr | str] = []
+        while True:
+            self._fill(pending, queued)
+            if not pending:
+                return results
+            results.append(self._finish(pending.popleft(), pending))
             if on_page:
-                on_page(done, len(images))
-        return results  # type: ignore[return-value]
+                on_page(len(results), total)
+
+    def _fill(self, pending: deque[_Page], queued: Iterator[PageImage]) -> None:
+        """Queue pages until every process has one running and one waiting (pages found in the
+        cache cost nothing and do not count)."""
+        while sum(1 for page in pending if page.future) < 2 * self.workers:
+            image = next(queued, None)
+            if image is None:
+                return
+            key = image.key()
+            cached = self.cache.get(key) if self.cache else None
+            future = None if cached is not None else self._submit(image)
+            pending.append(_Page(image, key, cached, future))
+
+    def _finish(self, page: _Page, pending: deque[_Page]) -> PageOcr | str:
+        if page.future is None:
+            assert page.cached is not None
+            return page.cached
+        try:
+            result = self._result(page.image, page.future)
+        except BrokenProcessPool:
+            # The pool is gone with every page in it: this page is blamed (the one awaited
+            # first), the others go to a fresh pool.
+            self._restart()
+            for other in pending:
+                if other.future is not None:
+                    other.future = self._submit(other.image)
+            return f"page {page.image.page}: OCR worker died; page left without text"
+        if self.cache and isinstance(result, PageOcr):
+            self.cache.put(page.key, result)
+        return result
 
     def _submit(self, image: PageImage) -> Future:
         if self._executor is None:
@@ -149,10 +175,15 @@ class OcrPool:
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
 
-    def close(self) -> None:
+    def release(self) -> None:
+        """End the OCR processes (each holds ~600 MB once it has read a page); the next page
+        starts them again."""
         if self._executor is not None:
             self._executor.shutdown()
             self._executor = None
+
+    def close(self) -> None:
+        self.release()
         if self.cache:
             self.cache.close()
 
