@@ -55,7 +55,7 @@ def discover(paths: Iterable[Path], *, follow_links: bool = False) -> Discovery:
         if path.is_dir():
             walk.folder(path.resolve())
         else:
-            walk.found[path.resolve()] = path.absolute()  # named explicitly: read as named
+            walk.found[path.resolve()] = Path(os.path.abspath(path))  # named: read as named
     return Discovery(sorted(walk.found.values()), walk.skipped)
 
 

@@ -67,26 +67,45 @@ def _stage(seconds: dict[str, float], name: str, beat: Beat) -> Iterator[None]:
         seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - started
 
 
+def refusal(plan: FilePlan, limits: FileLimits) -> str | None:
+    """Why an input limit refuses the file, found before any parser is loaded; None if none."""
+    try:
+        check_file(plan.path, _format(plan.path), limits)
+    except ParseError as exc:
+        return str(exc)
+    return None
+
+
 def prepare(plan: FilePlan, state: WorkerState, beat: Beat | None = None) -> Prepared:
-    """Read, summarise, link and embed one file. A file that cannot be read, or passes a limit,
-    comes back with its ``failure``; a file rewritten while it was read is read again, so what
-    is indexed is the content its sha256 and doc_id name."""
+    """Read, summarise, link and embed one file (its input limits already checked). A file that
+    cannot be read comes back with its ``failure``; a file rewritten while it was read is read
+    again, so what is indexed is the content its sha256 and doc_id name. Running out of memory
+    raises ``MemoryError``, whichever library ran out."""
     beat = beat or Beat()
-    fmt = file_format(plan.path) or "pdf"  # explicitly named files are tried as PDF
     seconds: dict[str, float] = {}
     try:
-        check_file(plan.path, fmt, state.limits)
-        parsed, plan = _read_whole(plan, fmt, state, seconds, beat)
+        parsed, plan = _read_whole(plan, _format(plan.path), state, seconds, beat)
     except ParseError as exc:
         return Prepared(plan, failure=str(exc))
     except RecursionError:
         return Prepared(plan, failure="nested too deeply for its reader (Python's recursion limit)")
-    except MemoryError:
-        raise
     except Exception as exc:  # a parser bug on one file must not stop the run
+        if out_of_memory(exc):
+            raise MemoryError from exc
         log.exception("unexpected error parsing %s", plan.path)
         return Prepared(plan, failure=f"internal error: {type(exc).__name__}: {exc}")
     return _finish(plan, parsed, state, seconds, beat)
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is an allocation failing, as Python or a C library reports it (ONNX
+    Runtime: "Failed to allocate memory", MuPDF: "malloc ... failed")."""
+    text = str(exc).lower()
+    return isinstance(exc, MemoryError) or "failed to allocate" in text or "malloc" in text
+
+
+def _format(path: Path) -> str:
+    return file_format(path) or "pdf"  # explicitly named files are tried as PDF
 
 
 def _read_whole(
@@ -174,4 +193,5 @@ def prepare_in_worker(plan: FilePlan, setup: WorkerSetup) -> Prepared:
     way to stop one task, so only the input limits hold there, not the time and memory budget."""
     if not _DASK_WORKER:
         _DASK_WORKER["state"] = start_worker_state(setup)
-    return prepare(plan, _DASK_WORKER["state"])
+    failure = refusal(plan, setup.limits)
+    return Prepared(plan, failure=failure) if failure else prepare(plan, _DASK_WORKER["state"])

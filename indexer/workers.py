@@ -104,13 +104,17 @@ def _serve(conn: Connection, setup: WorkerSetup, memory_mb: int) -> None:
 def _prepare_one(conn: Connection, plan: FilePlan, state: WorkerState, memory_mb: int) -> bool:
     """Prepare one file under the memory cap and send the result; False if this worker should
     end now (it ran out of memory, and may be left broken)."""
-    from indexer.prepare import load_reader
+    from indexer.prepare import load_reader, refusal
 
     lift_address_cap()
-    load_reader(plan.path)  # its parser's libraries are the worker's, not the file's, memory
-    cap_address_space(memory_mb, final=False)
-    beat = Beat(lambda what, done, total: conn.send(("step", Step(what, done, total))))
-    prepared = _prepare_bounded(plan, state, beat, memory_mb)
+    failure = refusal(plan, state.limits)  # refused at once: no parser loaded for it
+    if failure is not None:
+        prepared = Prepared(plan, failure=failure)
+    else:
+        load_reader(plan.path)  # its parser's libraries are the worker's, not the file's
+        cap_address_space(memory_mb, final=False)
+        beat = Beat(lambda what, done, total: conn.send(("step", Step(what, done, total))))
+        prepared = _prepare_bounded(plan, state, beat, memory_mb)
     keep = prepared.failure != _memory_failure(memory_mb)
     try:
         conn.send(("done", prepared, resident_mb(), keep))
@@ -123,13 +127,13 @@ def _prepare_one(conn: Connection, plan: FilePlan, state: WorkerState, memory_mb
 
 
 def _prepare_bounded(plan: FilePlan, state: WorkerState, beat: Beat, memory_mb: int) -> Prepared:
-    from indexer.prepare import prepare
+    from indexer.prepare import out_of_memory, prepare
 
     try:
         return prepare(plan, state, beat)
-    except MemoryError:
-        return Prepared(plan, failure=_memory_failure(memory_mb))
     except Exception as exc:  # a bug on one file must not stop the run
+        if out_of_memory(exc):
+            return Prepared(plan, failure=_memory_failure(memory_mb))
         log.exception("unexpected error preparing %s", plan.path)
         return Prepared(plan, failure=f"internal error: {type(exc).__name__}: {exc}")
 

@@ -160,7 +160,7 @@ class Settings(BaseSettings):
         "process killed, and the file reported; the run goes on.",
     )
     index_memory_mb: int = Field(
-        default=1024,
+        default=768,
         ge=256,
         description="`docsym index`: memory one file may use: the address space its worker "
         "process may map above what it maps once the file's parser is loaded; it also sets how "

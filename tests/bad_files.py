@@ -32,6 +32,23 @@ def huge_page_pdf(path: Path, side: float, text: str = "") -> None:
     doc.close()
 
 
+def huge_scan_pdf(path: Path, side: float, text: str) -> None:
+    """A one-page PDF of ``side`` x ``side`` points covered by one image of ``text`` (a poster
+    scanned as one picture): a page that OCR reads, at the largest render there is."""
+    import pymupdf
+
+    source = pymupdf.open()
+    source.new_page(width=200, height=200).insert_textbox(
+        pymupdf.Rect(10, 10, 190, 190), text, fontsize=14
+    )
+    image = source[0].get_pixmap(dpi=300, colorspace=pymupdf.csGRAY).tobytes("png")
+    doc = pymupdf.open()
+    doc.new_page(width=side, height=side).insert_image(pymupdf.Rect(0, 0, side, side), stream=image)
+    path.write_bytes(doc.tobytes())
+    doc.close()
+    source.close()
+
+
 def deep_html(path: Path, depth: int) -> None:
     """An HTML page whose text sits inside ``depth`` nested <div>s."""
     body = "<div>" * depth + "deep text" + "</div>" * depth

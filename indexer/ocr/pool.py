@@ -24,7 +24,7 @@ import apsw
 import numpy as np
 
 from indexer.ocr.engine import OcrLine, PageOcr, engine_version, read_image
-from storage.process_limits import die_with_parent
+from storage.process_limits import die_with_parent, lift_address_cap
 
 log = logging.getLogger(__name__)
 BUSY_MS = 10_000  # how long a worker waits for another's lock on the cache
@@ -157,7 +157,7 @@ class OcrPool:
             self._executor = ProcessPoolExecutor(
                 self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=die_with_parent,  # a killed index worker takes its OCR with it
+                initializer=_start_process,
             )
         return self._executor.submit(self.reader, image.gray, image.points_per_pixel)
 
@@ -186,6 +186,14 @@ class OcrPool:
         self.release()
         if self.cache:
             self.cache.close()
+
+
+def _start_process() -> None:
+    """An OCR process dies with the index worker that started it, and drops the memory cap it
+    inherited (the worker's, sized for one file): its own memory is bounded by the detector's
+    input size (DOCSYM_OCR_MEGAPIXELS)."""
+    die_with_parent()
+    lift_address_cap()
 
 
 def _to_json(result: PageOcr) -> str:
