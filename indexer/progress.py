@@ -45,11 +45,15 @@ class ReportingEncoder:
     def encode(self, texts: list[str], batch_size: int = BATCH) -> np.ndarray:
         if len(texts) <= TEXTS_PER_STEP:
             return self._encoder.encode(texts, batch_size)
-        parts = []
-        for start in range(0, len(texts), TEXTS_PER_STEP):
-            parts.append(self._encoder.encode(texts[start : start + TEXTS_PER_STEP], batch_size))
+        # Longest first, as the encoder orders each call's batches: steps of similar lengths
+        # pad as little as one call would (steps in document order made the 10-K 5% slower).
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(order), TEXTS_PER_STEP):
+            rows = order[start : start + TEXTS_PER_STEP]
+            out[rows] = self._encoder.encode([texts[i] for i in rows], batch_size)
             self._beat("encode", min(start + TEXTS_PER_STEP, len(texts)), len(texts))
-        return np.concatenate(parts)
+        return out
 
 
 class ReportingSummariser:

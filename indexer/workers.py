@@ -116,6 +116,7 @@ def _prepare_one(conn: Connection, plan: FilePlan, state: WorkerState, memory_mb
         beat = Beat(lambda what, done, total: conn.send(("step", Step(what, done, total))))
         prepared = _prepare_bounded(plan, state, beat, memory_mb)
     keep = prepared.failure != _memory_failure(memory_mb)
+    give_back_free_memory()  # what parsing freed, so the size sent is what the worker keeps
     try:
         conn.send(("done", prepared, resident_mb(), keep))
     except MemoryError:  # the result itself did not fit: report the file, not the worker
