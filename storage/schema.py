@@ -569,12 +569,14 @@ def sql_str(text: str) -> str:
 
 def compact() -> str:
     """The schema in one line per table: its columns (* = encodable, [] = a list) and a gist.
-    For prompts; ``describe()`` has every column's description."""
+    For prompts; ``describe()`` has every column's description. Binary columns are left out:
+    they hold exact bytes for the indexer (a file name that is not UTF-8), never an answer."""
     lines = []
     for t in TABLES:
         columns = ", ".join(
             c.name + ("[]" if c.type.endswith("[]") else "") + ("*" if c.encodable else "")
             for c in t.columns
+            if c.type != "BLOB"
         )
         lines.append(f"- {t.name}({columns}): {t.gist}")
     return "\n".join(lines)
