@@ -38,9 +38,9 @@ import pymupdf
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from language.terms import STOPWORDS  # noqa: E402
-from storage.store import Store, open_store  # noqa: E402
-from tools.search import hybrid_search  # noqa: E402
+from docsym.language.terms import STOPWORDS  # noqa: E402
+from docsym.storage.store import Store, open_store  # noqa: E402
+from docsym.tools.search import hybrid_search  # noqa: E402
 
 DEFAULT_QA = [
     REPO / "bench" / "qa" / "docsym_qa.jsonl",

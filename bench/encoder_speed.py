@@ -52,7 +52,7 @@ class Result:
 
 
 def load_texts(max_chunks: int) -> Texts:
-    from indexer.pdf.parser import parse_pdf
+    from docsym.indexer.pdf.parser import parse_pdf
 
     parsed = parse_pdf(UBER)
     chunks = [c.text for c in parsed.chunks][:max_chunks]
@@ -148,8 +148,8 @@ def torch_variants(model_dir: Path) -> dict[str, Encode]:
 
 
 def onnx_variants(model_dir: Path, cache_dir: Path) -> dict[str, Encode]:
-    from storage import onnx_encoder
-    from storage.onnx_encoder import OnnxEncoder
+    from docsym.storage import onnx_encoder
+    from docsym.storage.onnx_encoder import OnnxEncoder
 
     # The unfused export shows what ORT's BERT fusions are worth.
     raw_path = cache_dir / "unfused-fp32.onnx"

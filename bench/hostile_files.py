@@ -38,7 +38,8 @@ import psutil
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from storage.file_names import readable  # noqa: E402
+from docsym.storage.file_names import readable  # noqa: E402
+
 from tests.bad_files import (  # noqa: E402
     BAD_UTF8_NAME,
     billion_laughs_docx,
@@ -259,9 +260,9 @@ def _print_cases(judged: dict[str, Case], run: Run, stall_seconds: float) -> boo
 
 
 def _print_run(run: Run, index: Path, controls: dict[str, str]) -> bool:
-    from storage.consistency import check
-    from storage.store import open_store
-    from tools.search import hybrid_search
+    from docsym.storage.consistency import check
+    from docsym.storage.store import open_store
+    from docsym.tools.search import hybrid_search
 
     with open_store(index) as store:
         consistency = check(store)
@@ -284,8 +285,8 @@ def _print_run(run: Run, index: Path, controls: dict[str, str]) -> bool:
 
 
 def corpus(folders: list[Path]) -> bool:
-    from storage.consistency import check
-    from storage.store import open_store
+    from docsym.storage.consistency import check
+    from docsym.storage.store import open_store
 
     with tempfile.TemporaryDirectory() as index:
         run = index_with_cli(folders, Path(index), dict(os.environ))

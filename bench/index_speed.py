@@ -33,7 +33,7 @@ DEFAULT_FILES = [
 FULL_INDEX = r"""
 import json, resource, sys, time
 from pathlib import Path
-from indexer.pipeline import index_paths
+from docsym.indexer.pipeline import index_paths
 start = time.perf_counter()
 report = index_paths([Path(sys.argv[1])], Path(sys.argv[2]), ocr="off")
 print(json.dumps({

@@ -80,7 +80,7 @@ def main() -> None:
     if args.index:
         anyio.run(measure, args.index.resolve(), args.calls)
         return
-    from indexer.pipeline import index_paths
+    from docsym.indexer.pipeline import index_paths
 
     with tempfile.TemporaryDirectory() as tmp:
         index_paths([REPO / "docsym" / "samples"], Path(tmp))

@@ -21,9 +21,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from storage.store import Store, open_store  # noqa: E402
-from tools.query_plans import run_plan  # noqa: E402
-from tools.search import SearchHit, hybrid_search  # noqa: E402
+from docsym.storage.store import Store, open_store  # noqa: E402
+from docsym.tools.query_plans import run_plan  # noqa: E402
+from docsym.tools.search import SearchHit, hybrid_search  # noqa: E402
 
 DEFAULT_QA = REPO / "bench" / "qa" / "multihop.jsonl"
 CORPUS = REPO.parent / "shared" / "corpus"

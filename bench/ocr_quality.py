@@ -42,9 +42,10 @@ from rapidfuzz.distance import Levenshtein
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from indexer.ocr.pages import OcrRun, ocr_document  # noqa: E402
-from indexer.ocr.pool import OcrCache, OcrPool  # noqa: E402
-from indexer.pdf.parser import open_pdf, parse_pdf  # noqa: E402
+from docsym.indexer.ocr.pages import OcrRun, ocr_document  # noqa: E402
+from docsym.indexer.ocr.pool import OcrCache, OcrPool  # noqa: E402
+from docsym.indexer.pdf.parser import open_pdf, parse_pdf  # noqa: E402
+
 from tests.pdf_factory import scan_of  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -232,9 +233,9 @@ class _PeakMemory:
 
 
 def _retrieval(work: Path, workers: int) -> None:
-    from indexer.pipeline import index_paths
-    from storage.store import open_store
-    from tools.evaluate import evaluate, load_qa
+    from docsym.indexer.pipeline import index_paths
+    from docsym.storage.store import open_store
+    from docsym.tools.evaluate import evaluate, load_qa
 
     items = [
         item

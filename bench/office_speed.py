@@ -19,10 +19,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from indexer.chunking import model_tokenizer  # noqa: E402
-from indexer.discover import file_format  # noqa: E402
-from indexer.office import OFFICE_PARSERS  # noqa: E402
-from indexer.office.convert import converter  # noqa: E402
+from docsym.indexer.chunking import model_tokenizer  # noqa: E402
+from docsym.indexer.discover import file_format  # noqa: E402
+from docsym.indexer.office import OFFICE_PARSERS  # noqa: E402
+from docsym.indexer.office.convert import converter  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus"
 REPEATS = 2

@@ -31,7 +31,7 @@ import sqlite_vec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from storage.vector_index import DIM, load_from_sqlite  # noqa: E402
+from docsym.storage.vector_index import DIM, load_from_sqlite  # noqa: E402
 
 K = 10
 REPO = Path(__file__).resolve().parent.parent
@@ -299,8 +299,8 @@ def run_real_index(index_dir: Path, vec_table: str, query_count: int, seed: int)
 
 def run_tool_calls(index_dir: Path) -> None:
     """End-to-end latency of the search tools on a real index (query encoding included)."""
-    from storage.store import open_store
-    from tools.search import hybrid_search, vector_search
+    from docsym.storage.store import open_store
+    from docsym.tools.search import hybrid_search, vector_search
 
     store = open_store(index_dir)
     questions = [

@@ -24,8 +24,8 @@ import pymupdf
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from indexer.pdf.layout import read_layout  # noqa: E402
-from indexer.pdf.sections import extract_sections  # noqa: E402
+from docsym.indexer.pdf.layout import read_layout  # noqa: E402
+from docsym.indexer.pdf.sections import extract_sections  # noqa: E402
 
 PAIRS = {
     "papers/2020.acl-main.207_specter.pdf": "groundtruth/s2orc-doc2json/2020.acl-main.207.json",

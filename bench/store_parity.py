@@ -20,11 +20,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from docsym.indexer.pipeline import index_paths  # noqa: E402
+from docsym.storage.store import Store, open_store  # noqa: E402
+from docsym.tools.evaluate import evaluate, load_qa  # noqa: E402
+from docsym.tools.search import hybrid_search  # noqa: E402
+
 from bench.bundled_postgres import store_server  # noqa: E402
-from indexer.pipeline import index_paths  # noqa: E402
-from storage.store import Store, open_store  # noqa: E402
-from tools.evaluate import evaluate, load_qa  # noqa: E402
-from tools.search import hybrid_search  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus"
 SETS = {

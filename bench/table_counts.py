@@ -10,9 +10,8 @@ import time
 from pathlib import Path
 
 import pymupdf
-
-from indexer.pdf.layout import read_layout
-from indexer.pdf.tables import extract_tables
+from docsym.indexer.pdf.layout import read_layout
+from docsym.indexer.pdf.tables import extract_tables
 
 # Table counts stated in the corpus's SOURCES.md (approximate there for some papers).
 EXPECTED = {

@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from indexer.model import Table, TableCell
-from indexer.pdf.parser import parse_pdf
-from indexer.table_model import finish_table
-from tools.tables import rank_cells
+from docsym.indexer.model import Table, TableCell
+from docsym.indexer.pdf.parser import parse_pdf
+from docsym.indexer.table_model import finish_table
+from docsym.tools.tables import rank_cells
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus"

@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from storage.file_names import readable
-from storage.paths import IndexNotFoundError, is_store_url, resolve_index_dir
-from storage.settings import SettingsError, get_settings, reload_settings, settings_table
+from docsym.storage.file_names import readable
+from docsym.storage.paths import IndexNotFoundError, is_store_url, resolve_index_dir
+from docsym.storage.settings import SettingsError, get_settings, reload_settings, settings_table
 
 # Messages are never folded: a path or a reason stays on one line for logs and pipes.
 err = Console(stderr=True, soft_wrap=True)
@@ -204,8 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
-    from indexer.pipeline import index_paths
-    from storage.writer import IndexLockedError
+    from docsym.indexer.pipeline import index_paths
+    from docsym.storage.writer import IndexLockedError
 
     target = _target(args)
     progress = (
@@ -348,7 +348,7 @@ class _LineProgress:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    from tools.documents import index_status
+    from docsym.tools.documents import index_status
 
     status = index_status(_store(args))
     table = Table(title=f"docsym index {status.index}")
@@ -361,7 +361,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 
 def _cmd_sql(args: argparse.Namespace) -> int:
-    from tools.sql import SqlError, run_sql
+    from docsym.tools.sql import SqlError, run_sql
 
     try:
         result = run_sql(_store(args), args.sql, limit=args.limit)
@@ -373,8 +373,8 @@ def _cmd_sql(args: argparse.Namespace) -> int:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from tools.errors import ToolError
-    from tools.search import hybrid_search, parse_views, vector_search
+    from docsym.tools.errors import ToolError
+    from docsym.tools.search import hybrid_search, parse_views, vector_search
 
     store = _store(args)
     try:
@@ -408,7 +408,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from tools.evaluate import KS, by_kind, evaluate, load_qa
+    from docsym.tools.evaluate import KS, by_kind, evaluate, load_qa
 
     items = load_qa(args.qa)
     scores = evaluate(_store(args), items, args.modes.split(","))
@@ -443,8 +443,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _cmd_call(args: argparse.Namespace) -> int:
     import json
 
-    from tools.errors import ToolError
-    from tools.registry import TOOLS, tool
+    from docsym.tools.errors import ToolError
+    from docsym.tools.registry import TOOLS, tool
 
     if args.list or not args.tool:
         for spec in TOOLS:
@@ -469,7 +469,7 @@ def _call_arguments(spec, pairs: list[str]) -> dict:
     arguments, JSON for the rest (numbers, lists, null)."""
     import json
 
-    from tools.errors import ToolError
+    from docsym.tools.errors import ToolError
 
     arguments = {}
     for pair in pairs:
@@ -490,8 +490,8 @@ def _call_arguments(spec, pairs: list[str]) -> dict:
 def _cmd_compile(args: argparse.Namespace) -> int:
     import json
 
-    from tools.errors import ToolError
-    from tools.query_plans import compile_query
+    from docsym.tools.errors import ToolError
+    from docsym.tools.query_plans import compile_query
 
     try:
         if args.question:
@@ -509,7 +509,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from storage.consistency import check
+    from docsym.storage.consistency import check
 
     result = check(_store(args))
     out.print(
@@ -530,7 +530,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from storage.schema import describe
+    from docsym.storage.schema import describe
 
     out.print(describe(), markup=False)
     return 0
@@ -544,11 +544,11 @@ def _cmd_settings(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     target = _target(args)
     if args.transport == "stdio":
-        from mcp_server.server import serve_stdio
+        from docsym.mcp_server.server import serve_stdio
 
         serve_stdio(target)
         return 0
-    from mcp_server.http import serve_http
+    from docsym.mcp_server.http import serve_http
 
     token = args.token or _secret(get_settings().token)
     # An empty DOCSYM_TOKEN means "no token", never "the empty string is the secret".
@@ -584,13 +584,13 @@ def _name(path: Path) -> str:
 def _shown(target: Path | str) -> str:
     if isinstance(target, Path):
         return escape(readable(target))
-    from storage.postgres.connect import redacted
+    from docsym.storage.postgres.connect import redacted
 
     return redacted(target)
 
 
 def _store(args: argparse.Namespace):
-    from storage.store import open_store
+    from docsym.storage.store import open_store
 
     return open_store(_target(args))
 

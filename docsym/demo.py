@@ -10,7 +10,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 from rich.console import Console
 
-from indexer.pipeline import index_paths
+from docsym.indexer.pipeline import index_paths
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
 QUESTION = "What Recall@5 did RRF reach on the Maintenance split of the hybrid retrieval report?"

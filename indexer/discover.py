@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from storage.file_names import readable
+from docsym.storage.file_names import readable
 
 SUPPORTED_SUFFIXES = {
     ".pdf": "pdf",

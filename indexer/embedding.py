@@ -15,12 +15,11 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-
-from indexer.chunking import TextUnit, chunk_units, count_tokens
-from storage.encoder import MAX_TOKENS, Encoder
-from storage.rows import DocumentRows, Table
-from storage.schema import ChunkRow, PageRow, encodable_columns, table
-from storage.vectors import Entry
+from docsym.indexer.chunking import TextUnit, chunk_units, count_tokens
+from docsym.storage.encoder import MAX_TOKENS, Encoder
+from docsym.storage.rows import DocumentRows, Table
+from docsym.storage.schema import ChunkRow, PageRow, encodable_columns, table
+from docsym.storage.vectors import Entry
 
 POOLED = {("pages", "text"), ("sections", "content")}
 MAX_PIECES_UNPOOLED = 3  # pieces encoded for a page/section with no chunks (BM25 has the rest)

@@ -25,8 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from language.names import normalise_name
+from docsym.language.names import normalise_name
 
 GRADIENT = 0.6
 TOP_K = 5

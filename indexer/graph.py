@@ -21,12 +21,11 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
-
-from indexer.entities import Mention, ProperNouns, explicit_relations, extract_mentions
-from indexer.entity_resolution import FUZZY_KINDS, ResolutionSettings, Resolver
-from language.sentences import split_sentences
-from storage.rows import DocumentRows
-from storage.schema import (
+from docsym.indexer.entities import Mention, ProperNouns, explicit_relations, extract_mentions
+from docsym.indexer.entity_resolution import FUZZY_KINDS, ResolutionSettings, Resolver
+from docsym.language.sentences import split_sentences
+from docsym.storage.rows import DocumentRows
+from docsym.storage.schema import (
     ChunkRow,
     DocumentRow,
     EntityLinkRow,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.parsers import expat
 
-from indexer.errors import ParseError
+from docsym.indexer.errors import ParseError
 
 MB = 2**20
 READ_BYTES = 1 << 20
@@ -43,7 +43,7 @@ class FileLimits:
 
     @classmethod
     def from_settings(cls) -> FileLimits:
-        from storage.settings import get_settings
+        from docsym.storage.settings import get_settings
 
         s = get_settings()
         return cls(dict(s.max_file_mb), s.max_sheet_cells, s.max_nesting, s.max_page_points)
@@ -63,7 +63,7 @@ def check_file(path: Path, fmt: str, limits: FileLimits) -> None:
 
 def _check_page_sizes(path: Path, limit: float) -> None:
     """A page larger than the limit makes every render of it (layout probe, OCR) huge."""
-    from indexer.pdf.parser import pdf_document
+    from docsym.indexer.pdf.parser import pdf_document
 
     try:
         doc = pdf_document(path)

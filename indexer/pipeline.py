@@ -16,15 +16,15 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from indexer.discover import DOCLING_FORMATS, discover, doc_id_for, file_format, sha256_of
-from indexer.limits import FileLimits
-from indexer.ocr import PROCESS_MB as OCR_PROCESS_MB
-from indexer.plans import FilePlan, Prepared, WorkerSetup
-from indexer.sinks import Sink, SinkBroken, ocr_cache_path, open_sink
-from indexer.workers import Step, WorkerPool, budget_from_settings
-from storage.file_names import readable
-from storage.process_limits import give_back_free_memory
-from storage.settings import OcrMode, get_settings
+from docsym.indexer.discover import DOCLING_FORMATS, discover, doc_id_for, file_format, sha256_of
+from docsym.indexer.limits import FileLimits
+from docsym.indexer.ocr import PROCESS_MB as OCR_PROCESS_MB
+from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
+from docsym.indexer.sinks import Sink, SinkBroken, ocr_cache_path, open_sink
+from docsym.indexer.workers import Step, WorkerPool, budget_from_settings
+from docsym.storage.file_names import readable
+from docsym.storage.process_limits import give_back_free_memory
+from docsym.storage.settings import OcrMode, get_settings
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +178,7 @@ def _on_dask(
 ) -> Iterator[Prepared]:
     """Prepared documents as a Dask cluster's workers finish them; at most one per worker
     thread claimed ahead."""
-    from indexer.prepare import prepare_in_worker
+    from docsym.indexer.prepare import prepare_in_worker
 
     executor, slots = _dask_executor(stack, workers, dask)
     running: set[Future] = set()

@@ -8,14 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from indexer.limits import FileLimits
-from storage.settings import OcrMode
+from docsym.indexer.limits import FileLimits
+from docsym.storage.settings import OcrMode
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from storage.rows import DocumentRows
-    from storage.vectors import Entry
+    from docsym.storage.rows import DocumentRows
+    from docsym.storage.vectors import Entry
 
 
 @dataclass(frozen=True)

@@ -12,21 +12,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexer.discover import DOCLING_FORMATS, doc_id_for, file_format, sha256_of
-from indexer.embedding import build_entries, embed_entries
-from indexer.errors import ParseError
-from indexer.graph import build_graph
-from indexer.limits import FileLimits, check_file
-from indexer.model import ParsedDocument
-from indexer.ocr.pages import OcrRun
-from indexer.ocr.pool import OcrCache, OcrPool
-from indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
-from indexer.plans import FilePlan, Prepared, WorkerSetup
-from indexer.progress import Beat, ReportingEncoder, ReportingSummariser
-from indexer.summaries import LlmSummariser, summarise_document, summariser_from_settings
-from indexer.views import FileFacts, build_rows
-from storage.encoder import Encoder, get_encoder
-from storage.settings import get_settings
+from docsym.indexer.discover import DOCLING_FORMATS, doc_id_for, file_format, sha256_of
+from docsym.indexer.embedding import build_entries, embed_entries
+from docsym.indexer.errors import ParseError
+from docsym.indexer.graph import build_graph
+from docsym.indexer.limits import FileLimits, check_file
+from docsym.indexer.model import ParsedDocument
+from docsym.indexer.ocr.pages import OcrRun
+from docsym.indexer.ocr.pool import OcrCache, OcrPool
+from docsym.indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
+from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
+from docsym.indexer.progress import Beat, ReportingEncoder, ReportingSummariser
+from docsym.indexer.summaries import LlmSummariser, summarise_document, summariser_from_settings
+from docsym.indexer.views import FileFacts, build_rows
+from docsym.storage.encoder import Encoder, get_encoder
+from docsym.storage.settings import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -171,7 +171,7 @@ def load_reader(path: Path) -> None:
     """Import and set up the parser ``path`` needs, so a budget measured after this counts the
     file's own memory, not the library's (docling's import maps ~1.2 GB, torch included)."""
     if file_format(path) in DOCLING_FORMATS:
-        from indexer.office.convert import converter
+        from docsym.indexer.office.convert import converter
 
         converter()
 
@@ -179,7 +179,7 @@ def load_reader(path: Path) -> None:
 def _office(fmt: str) -> Callable[[Path], ParsedDocument]:
     """The parser of an office format, imported on first use (its libraries take a third of a
     second to import, which a folder of PDFs should not pay)."""
-    from indexer.office import OFFICE_PARSERS
+    from docsym.indexer.office import OFFICE_PARSERS
 
     return OFFICE_PARSERS[fmt]
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-
-from storage.encoder import BATCH, Encoder
+from docsym.storage.encoder import BATCH, Encoder
 
 # Texts encoded between two reports: 16 batches, about a second of encoding.
 TEXTS_PER_STEP = 16 * BATCH

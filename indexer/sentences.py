@@ -8,9 +8,9 @@ page or column break cuts becomes two sentences, the first marked ``continued``.
 
 from __future__ import annotations
 
-from indexer.chunking import ChunkText, LineSpan, TextUnit
-from indexer.model import BBox, Chunk, Sentence
-from storage.boxes import union
+from docsym.indexer.chunking import ChunkText, LineSpan, TextUnit
+from docsym.indexer.model import BBox, Chunk, Sentence
+from docsym.storage.boxes import union
 
 _ENDS_SENTENCE = tuple('.!?:;"”’)]')
 

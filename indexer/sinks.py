@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-
-from storage.paths import IndexPaths, is_store_url
-from storage.rows import DocumentRows
-from storage.settings import get_settings
-from storage.vectors import Entry, VectorStore, collection_name
-from storage.writer import IndexWriter
+from docsym.storage.paths import IndexPaths, is_store_url
+from docsym.storage.rows import DocumentRows
+from docsym.storage.settings import get_settings
+from docsym.storage.vectors import Entry, VectorStore, collection_name
+from docsym.storage.writer import IndexWriter
 
 Claim = Literal["mine", "busy", "done"]
 
@@ -191,7 +190,7 @@ class DirectorySink(Sink):
 
 class PostgresSink(Sink):
     def __init__(self, url: str, model_name: str) -> None:
-        from storage.postgres.writer import PostgresWriter
+        from docsym.storage.postgres.writer import PostgresWriter
 
         self.model_name = model_name
         self.collection = collection_name(model_name)

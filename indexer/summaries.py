@@ -19,11 +19,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from indexer.model import Figure, ParsedDocument, Table
-from language.sentences import split_sentences
-from storage.llm import ChatClient, LlmError, chat_client
-from storage.settings import Settings
+from docsym.indexer.model import Figure, ParsedDocument, Table
+from docsym.language.sentences import split_sentences
+from docsym.storage.llm import ChatClient, LlmError, chat_client
+from docsym.storage.settings import Settings
 
 PAGE_SENTENCES, PAGE_CHARS = 3, 600
 SECTION_SENTENCES, SECTION_CHARS = 3, 600

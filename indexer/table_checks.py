@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from indexer.model import Table, TableCell
-from indexer.table_model import is_data_text
+from docsym.indexer.model import Table, TableCell
+from docsym.indexer.table_model import is_data_text
 
 # What each doubt costs; confidence is 1 minus the sum, never below FLOOR.
 COST = {

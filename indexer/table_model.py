@@ -13,7 +13,7 @@ import html
 import re
 from collections.abc import Sequence
 
-from indexer.model import BBox, Table, TableCell
+from docsym.indexer.model import BBox, Table, TableCell
 
 # Marks that decorate numbers in papers and reports (significance, footnotes, best result).
 _DECORATION = re.compile(r"[*†‡§¶♠♣♦♥#⋆∗]+|\^\w+|\[\w{1,3}\]|[⁰¹²³⁴⁵⁶⁷⁸⁹⁽⁾ᵃᵇᶜᵈᵉ]+")

@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from indexer.model import BBox, Table, TableCell
-from indexer.table_model import is_data_text, is_year
-from storage.boxes import union
+from docsym.indexer.model import BBox, Table, TableCell
+from docsym.indexer.table_model import is_data_text, is_year
+from docsym.storage.boxes import union
 
 PATH_SEP = " › "
 MAX_CHARS = 480  # about 150 word pieces: one pass of the embedding model, no averaging

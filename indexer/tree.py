@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from indexer.model import ParsedDocument
-from storage.rows import DocumentRows
-from storage.schema import ChunkRow, EquationRow, ImageRow, SectionRow, TableRow, TreeNodeRow
+from docsym.indexer.model import ParsedDocument
+from docsym.storage.rows import DocumentRows
+from docsym.storage.schema import ChunkRow, EquationRow, ImageRow, SectionRow, TableRow, TreeNodeRow
 
 # Within the same reading position, a heading comes before the things under it.
 _TYPE_ORDER = {"section": 0, "table": 1, "image": 2, "equation": 3, "text": 4}

@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from indexer.model import BBox, ParsedDocument
-from indexer.summaries import DocumentSummaries
-from indexer.table_model import table_to_html
-from indexer.table_summaries import summarise_rows_and_columns
-from indexer.tree import build_tree
-from storage.boxes import union
-from storage.file_names import readable, stored_path
-from storage.rows import DocumentRows
-from storage.schema import (
+from docsym.indexer.model import BBox, ParsedDocument
+from docsym.indexer.summaries import DocumentSummaries
+from docsym.indexer.table_model import table_to_html
+from docsym.indexer.table_summaries import summarise_rows_and_columns
+from docsym.indexer.tree import build_tree
+from docsym.storage.boxes import union
+from docsym.storage.file_names import readable, stored_path
+from docsym.storage.rows import DocumentRows
+from docsym.storage.schema import (
     ChunkRow,
     DocumentRow,
     EquationRow,

@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING
 
-from indexer.plans import FilePlan, Prepared, WorkerSetup
-from indexer.progress import Beat
+from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
+from docsym.indexer.progress import Beat
 
 if TYPE_CHECKING:
-    from indexer.prepare import WorkerState
-from storage.process_limits import (
+    from docsym.indexer.prepare import WorkerState
+from docsym.storage.process_limits import (
     cap_address_space,
     die_with_parent,
     give_back_free_memory,
@@ -82,7 +82,7 @@ def _serve(conn: Connection, setup: WorkerSetup, memory_mb: int) -> None:
     """A worker's life: start, then prepare each plan it is sent, until told to stop."""
     os.setsid()  # its own process group: killing it kills the OCR processes it starts
     die_with_parent()
-    from indexer.prepare import start_worker_state  # the parsers: in workers only
+    from docsym.indexer.prepare import start_worker_state  # the parsers: in workers only
 
     try:
         state = start_worker_state(setup)
@@ -104,7 +104,7 @@ def _serve(conn: Connection, setup: WorkerSetup, memory_mb: int) -> None:
 def _prepare_one(conn: Connection, plan: FilePlan, state: WorkerState, memory_mb: int) -> bool:
     """Prepare one file under the memory cap and send the result; False if this worker should
     end now (it ran out of memory, and may be left broken)."""
-    from indexer.prepare import load_reader, refusal
+    from docsym.indexer.prepare import load_reader, refusal
 
     lift_address_cap()
     failure = refusal(plan, state.limits)  # refused at once: no parser loaded for it
@@ -128,7 +128,7 @@ def _prepare_one(conn: Connection, plan: FilePlan, state: WorkerState, memory_mb
 
 
 def _prepare_bounded(plan: FilePlan, state: WorkerState, beat: Beat, memory_mb: int) -> Prepared:
-    from indexer.prepare import out_of_memory, prepare
+    from docsym.indexer.prepare import out_of_memory, prepare
 
     try:
         return prepare(plan, state, beat)
@@ -332,7 +332,7 @@ def _kill_group(process: multiprocessing.process.BaseProcess) -> None:
 
 
 def budget_from_settings() -> Budget:
-    from storage.settings import get_settings
+    from docsym.storage.settings import get_settings
 
     s = get_settings()
     return Budget(s.index_stall_seconds, s.index_memory_mb)

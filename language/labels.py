@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from language.terms import FUNCTION_WORDS
-from language.terms import stem as plural_stem
+from docsym.language.terms import FUNCTION_WORDS
+from docsym.language.terms import stem as plural_stem
 
 _FOOTNOTE = re.compile(r"\(\s*[0-9a-z]{1,2}\s*\)|[*†‡§¶]+|[⁰¹²³⁴⁵⁶⁷⁸⁹]+", re.IGNORECASE)
 _NOT_WORD = re.compile(r"[^\w%$€£]+")

@@ -29,18 +29,17 @@ from urllib.parse import urlsplit
 
 import uvicorn
 import uvicorn.config
-from mcp.server.transport_security import TransportSecuritySettings
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
-
-from mcp_server.http_limits import (
+from docsym.mcp_server.http_limits import (
     DropAbandonedRequests,
     SessionShareMiddleware,
     open_session_ids,
     request_deadline_protocol,
 )
-from mcp_server.server import build_server, tune_garbage_collection
-from storage.settings import get_settings
+from docsym.mcp_server.server import build_server, tune_garbage_collection
+from docsym.storage.settings import get_settings
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 log = logging.getLogger("docsym.mcp.http")
 

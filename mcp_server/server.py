@@ -20,21 +20,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
+from docsym.storage.encoder import query_encoder
+from docsym.storage.paths import IndexNotFoundError
+from docsym.storage.store import Store, open_store
+from docsym.storage.values import MAX_MESSAGE_CHARS, echo, scrub
+from docsym.tools import documents, guide, outline
+from docsym.tools.errors import ToolError
+from docsym.tools.registry import TOOLS, tool
+from docsym.tools.results import ToolResult
+from docsym.tools.spec import ToolSpec, argument_problems
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, UnexpectedToolError
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import ValidationError
-
-from storage.encoder import query_encoder
-from storage.paths import IndexNotFoundError
-from storage.store import Store, open_store
-from storage.values import MAX_MESSAGE_CHARS, echo, scrub
-from tools import documents, guide, outline
-from tools.errors import ToolError
-from tools.registry import TOOLS, tool
-from tools.results import ToolResult
-from tools.spec import ToolSpec, argument_problems
 
 log = logging.getLogger("docsym.mcp")
 

@@ -16,8 +16,7 @@ from __future__ import annotations
 import math
 
 import apsw
-
-from storage.vectors import BM25
+from docsym.storage.vectors import BM25
 
 # FTS5's bm25() parameters (the PostgreSQL store's keyword search computes the same BM25); the
 # part of one word in one row is below (K1 + 1) * idf.

@@ -7,10 +7,9 @@ tool shows them, and the next run removes them.
 
 from __future__ import annotations
 
+from docsym.storage.schema import encodable_columns, keyword_columns, table
+from docsym.storage.store import Store
 from pydantic import BaseModel
-
-from storage.schema import encodable_columns, keyword_columns, table
-from storage.store import Store
 
 
 class Consistency(BaseModel):

@@ -16,17 +16,16 @@ from pathlib import Path
 
 import apsw
 import numpy as np
-
-from language.terms import search_words
-from storage import generations
-from storage.bm25_search import Bm25Search
-from storage.paths import IndexNotFoundError, IndexPaths
-from storage.reader import IndexReader
-from storage.settings import get_settings
-from storage.sql_pool import SqlLimits, SqlPool, SqlRows
-from storage.store import EntryRow, Store
-from storage.vector_index import VectorIndex, load_from_sqlite
-from storage.vectors import BM25, connect, vec_table
+from docsym.language.terms import search_words
+from docsym.storage import generations
+from docsym.storage.bm25_search import Bm25Search
+from docsym.storage.paths import IndexNotFoundError, IndexPaths
+from docsym.storage.reader import IndexReader
+from docsym.storage.settings import get_settings
+from docsym.storage.sql_pool import SqlLimits, SqlPool, SqlRows
+from docsym.storage.store import EntryRow, Store
+from docsym.storage.vector_index import VectorIndex, load_from_sqlite
+from docsym.storage.vectors import BM25, connect, vec_table
 
 SUBSETS = 16  # filters whose matching entry ids dense search keeps
 

@@ -25,8 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-
-from storage.settings import get_settings
+from docsym.storage.settings import get_settings
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2 reads at most 256 word pieces
@@ -68,7 +67,7 @@ class Encoder:
 
     @property
     def collection(self) -> str:
-        from storage.vectors import collection_name
+        from docsym.storage.vectors import collection_name
 
         return collection_name(self.model_name)
 
@@ -94,7 +93,7 @@ class Encoder:
             return self._impl
 
     def _load_onnx(self, path: Path):
-        from storage.onnx_encoder import OnnxEncoder
+        from docsym.storage.onnx_encoder import OnnxEncoder
 
         try:
             cache = get_settings().cache.expanduser()

@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
-from storage.settings import Settings
+from docsym.storage.settings import Settings
 
 
 class LlmError(RuntimeError):

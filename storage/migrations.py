@@ -20,8 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import duckdb
-
-from storage import schema
+from docsym.storage import schema
 
 PENDING_REINDEX = "reindex_pending"
 

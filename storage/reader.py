@@ -13,9 +13,8 @@ import threading
 from pathlib import Path
 
 import duckdb
-
-from storage import generations
-from storage.paths import IndexNotFoundError, IndexPaths
+from docsym.storage import generations
+from docsym.storage.paths import IndexNotFoundError, IndexPaths
 
 SANDBOX = {
     "enable_external_access": False,

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated
 
-from storage.rows import BBOX_NOTE, Col, Row, Table, view
+from docsym.storage.rows import BBOX_NOTE, Col, Row, Table, view
 
 PAGE_NOTE = (
     "1-based; the slide of a PPTX, the sheet of an XLSX; NULL for DOCX, HTML and Markdown, which "

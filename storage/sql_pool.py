@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from storage.sql_check import SqlRefused, check_length
+from docsym.storage.sql_check import SqlRefused, check_length
 
 READ_CHUNK = 1 << 16
 # A worker holding more than this after a statement is replaced, so idle workers stay small
@@ -59,7 +59,13 @@ class SqlFailed(ValueError):
 class _Worker:
     def __init__(self, root: Path, memory_mb: int) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "storage.sql_worker", str(root.resolve()), str(memory_mb)],
+            [
+                sys.executable,
+                "-m",
+                "docsym.storage.sql_worker",
+                str(root.resolve()),
+                str(memory_mb),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import duckdb
-
-from storage.paths import IndexNotFoundError
-from storage.process_limits import cap_address_space, die_with_parent, resident_mb
-from storage.reader import IndexReader
-from storage.sql_check import SqlRefused, check_statement
-from storage.values import jsonable, scrub
+from docsym.storage.paths import IndexNotFoundError
+from docsym.storage.process_limits import cap_address_space, die_with_parent, resident_mb
+from docsym.storage.reader import IndexReader
+from docsym.storage.sql_check import SqlRefused, check_statement
+from docsym.storage.values import jsonable, scrub
 
 # What one reply may carry before rows are cut; the tool renders at most ~20k characters.
 MAX_REPLY_CHARS = 100_000

@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import numpy as np
-
-from storage.encoder import Encoder, query_encoder
-from storage.paths import is_store_url
-from storage.sql_pool import SqlRows
-from storage.vectors import Entry
+from docsym.storage.encoder import Encoder, query_encoder
+from docsym.storage.paths import is_store_url
+from docsym.storage.sql_pool import SqlRows
+from docsym.storage.vectors import Entry
 
 T = TypeVar("T")
 # How each backend's keyword collection is listed: SQLite FTS5, PostgreSQL full-text search.
@@ -154,9 +153,9 @@ class Store(ABC):
 def open_store(target: Path | str, model_name: str | None = None) -> Store:
     """The store at an index directory or a ``postgresql://`` URL."""
     if is_store_url(target):
-        from storage.postgres.store import PostgresStore
+        from docsym.storage.postgres.store import PostgresStore
 
         return PostgresStore(str(target), model_name)
-    from storage.directory_store import DirectoryStore
+    from docsym.storage.directory_store import DirectoryStore
 
     return DirectoryStore(Path(target), model_name)

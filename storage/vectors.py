@@ -23,8 +23,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 import sqlite_vec
-
-from storage.schema import keyword_columns
+from docsym.storage.schema import keyword_columns
 
 BM25 = "bm25"
 SCHEMA_VERSION = 2  # 2: entries stamped with born/died generations

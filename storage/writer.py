@@ -24,11 +24,10 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
-
-from storage import generations, migrations, schema
-from storage.file_names import original_path
-from storage.paths import IndexPaths
-from storage.rows import DocumentRows, Row, Table
+from docsym.storage import generations, migrations, schema
+from docsym.storage.file_names import original_path
+from docsym.storage.paths import IndexPaths
+from docsym.storage.rows import DocumentRows, Row, Table
 
 
 class IndexLockedError(RuntimeError):

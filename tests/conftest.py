@@ -21,7 +21,7 @@ needs_corpus = pytest.mark.skipif(
 def settings(monkeypatch: pytest.MonkeyPatch):
     """Set DOCSYM_* variables for one test, e.g. ``settings(sql_seconds=1)``; the settings are
     read again as it sets them and after it."""
-    from storage.settings import reload_settings
+    from docsym.storage.settings import reload_settings
 
     def set_(**values: object) -> None:
         for name, value in values.items():
@@ -48,7 +48,7 @@ CORPUS_SUBSET = ("papers", "long_docs", "scanned", "tables")
 @pytest.fixture(scope="session")
 def corpus_index(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
     """A real index of the corpus subset, built once per test session."""
-    from indexer.pipeline import index_paths
+    from docsym.indexer.pipeline import index_paths
 
     index_dir = tmp_path_factory.mktemp("corpus-index")
     # OCR off: reading the 8 large pages of the Chinese scan would cost minutes; test_ocr.py
@@ -61,7 +61,7 @@ def corpus_index(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
 def corpus_db(corpus_index):
     """A read-only connection configured like the server's (DuckDB refuses two configurations
     of the same file in one process)."""
-    from storage.reader import IndexReader
+    from docsym.storage.reader import IndexReader
 
     reader = IndexReader(corpus_index[0])
     yield reader.connection()
@@ -71,7 +71,7 @@ def corpus_db(corpus_index):
 @pytest.fixture(scope="session")
 def corpus_store(corpus_index):
     """A Store over the corpus index, shared by the search and tree tests."""
-    from storage.store import open_store
+    from docsym.storage.store import open_store
 
     store = open_store(corpus_index[0])
     yield store
@@ -87,8 +87,9 @@ def doc_id_of(con, file_name: str) -> str:
 @pytest.fixture(scope="session")
 def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An index of the bundled sample documents, built once per session. Read-only for tests."""
+    from docsym.indexer.pipeline import index_paths
+
     from docsym.demo import SAMPLES
-    from indexer.pipeline import index_paths
 
     index_dir = tmp_path_factory.mktemp("sample-index")
     report = index_paths([SAMPLES], index_dir)
@@ -98,7 +99,7 @@ def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def sample_store(sample_index: Path):
-    from storage.store import open_store
+    from docsym.storage.store import open_store
 
     store = open_store(sample_index)
     yield store
@@ -136,8 +137,9 @@ def new_database(server, name: str) -> str:
 @pytest.fixture(scope="session")
 def pg_sample_store(pg_server) -> str:
     """The bundled sample documents indexed into a shared store; its URL. Read-only for tests."""
+    from docsym.indexer.pipeline import index_paths
+
     from docsym.demo import SAMPLES
-    from indexer.pipeline import index_paths
 
     url = new_database(pg_server, "samples")
     report = index_paths([SAMPLES], url)

@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import apsw
-
-from storage.consistency import check
-from storage.store import open_store
-from tools.search import hybrid_search
-from tools.sql import run_sql
+from docsym.storage.consistency import check
+from docsym.storage.store import open_store
+from docsym.tools.search import hybrid_search
+from docsym.tools.sql import run_sql
 
 REPO = Path(__file__).resolve().parents[1]
 SLOW_SQL = "SELECT levenshtein(repeat('a', 160000), repeat('b', 160000))"

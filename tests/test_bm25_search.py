@@ -6,14 +6,14 @@ import random
 from pathlib import Path
 
 import pytest
+from docsym.language.terms import search_words
+from docsym.storage.bm25_search import Bm25Search
+from docsym.storage.store import Store
+from docsym.storage.vectors import BM25, Entry, VectorStore, connect
+from docsym.tools.evaluate import load_qa
+from docsym.tools.search import DEFAULT_VIEWS, _where
 
-from language.terms import search_words
-from storage.bm25_search import Bm25Search
-from storage.store import Store
-from storage.vectors import BM25, Entry, VectorStore, connect
 from tests.conftest import doc_id_of
-from tools.evaluate import load_qa
-from tools.search import DEFAULT_VIEWS, _where
 
 _WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
 

@@ -8,17 +8,16 @@ import math
 import time
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from tools.calculator import (
+from docsym.tools.calculator import (
     FUNCTIONS,
     FUNCTIONS_HELP,
     CalculationResult,
     CalculatorError,
     calculate,
 )
-from tools.errors import ToolError
+from docsym.tools.errors import ToolError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def value_of(expr: str) -> object:

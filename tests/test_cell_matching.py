@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from language.labels import acronym_words, label_core, label_key, stem
-from tools.tables import match_path, rank_cells
+from docsym.language.labels import acronym_words, label_core, label_key, stem
+from docsym.tools.tables import match_path, rank_cells
 
 
 def cell(row: int, col: int, row_path: list[str], col_path: list[str]) -> dict[str, Any]:

@@ -10,17 +10,17 @@ from pathlib import Path
 import anyio
 import pymupdf
 import pytest
+from docsym.indexer.pdf.parser import parse_pdf
+from docsym.indexer.pipeline import index_paths
+from docsym.storage.store import Store, open_store
+from docsym.tools.errors import NotFoundError
+from docsym.tools.passages import read_passage
+from docsym.tools.search import hybrid_search
+from docsym.tools.tables import lookup_cells
 from mcp import Client, StdioServerParameters
 
-from indexer.pdf.parser import parse_pdf
-from indexer.pipeline import index_paths
-from storage.store import Store, open_store
 from tests import pdf_factory
 from tests.conftest import REPO, doc_id_of
-from tools.errors import NotFoundError
-from tools.passages import read_passage
-from tools.search import hybrid_search
-from tools.tables import lookup_cells
 
 
 def _line_box(page: pymupdf.Page, text: str) -> pymupdf.Rect:
@@ -183,8 +183,7 @@ def test_every_tool_result_naming_a_pdf_place_has_a_bbox(sample_index: Path) -> 
 def test_index_upgrade_from_schema_2_fills_the_new_views(tmp_path: Path) -> None:
     """The migration to citable evidence re-indexes, so old documents gain sentences."""
     import duckdb
-
-    from storage import schema
+    from docsym.storage import schema
 
     folder = tmp_path / "docs"
     folder.mkdir()
@@ -207,7 +206,7 @@ def test_index_upgrade_from_schema_2_fills_the_new_views(tmp_path: Path) -> None
 
 
 def test_view_page_highlights_cited_ids(sample_index: Path) -> None:
-    from tools.pages import view_page
+    from docsym.tools.pages import view_page
 
     store = open_store(sample_index)
     hit = hybrid_search(store, "How many candidates does each retriever give the hybrids?").hits[0]
@@ -234,14 +233,14 @@ def test_view_page_highlights_cited_ids(sample_index: Path) -> None:
 
 
 def _units(*texts: str, group: str = "c0") -> list:
-    from tools.evidence import unit
+    from docsym.tools.evidence import unit
 
     return [unit(f"u{n}", text, 1, [0, n, 1, n + 1], group) for n, text in enumerate(texts)]
 
 
 def test_a_quantity_question_cites_the_window_that_states_a_number() -> None:
-    from tools.evidence import _terms, _weights, best_window
-    from tools.fusion import quantity_words
+    from docsym.tools.evidence import _terms, _weights, best_window
+    from docsym.tools.fusion import quantity_words
 
     units = _units(
         "The gauge was calibrated against the weir (Smith et al., 2019).",
@@ -259,7 +258,7 @@ def test_a_quantity_question_cites_the_window_that_states_a_number() -> None:
 
 
 def test_a_quantity_question_reads_numbers_of_the_best_windows_first(monkeypatch) -> None:
-    import tools.evidence as evidence
+    import docsym.tools.evidence as evidence
 
     units = _units(
         "The log keeps the readings of the gauge every day, as the weir's log did.",
@@ -280,7 +279,7 @@ def test_a_quantity_question_reads_numbers_of_the_best_windows_first(monkeypatch
 
 
 def test_evidence_words_meet_compounds_greek_letters_and_plurals() -> None:
-    from tools.evidence import _terms, words_of
+    from docsym.tools.evidence import _terms, words_of
 
     unit = words_of("TABLEFORMERLARGE with inter-sqa pretraining uses λ = 1.1 for the titles")
     met = {

@@ -8,11 +8,8 @@ import re
 import sqlite3
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from tools.errors import ToolError
-from tools.filters import (
+from docsym.tools.errors import ToolError
+from docsym.tools.filters import (
     FIELDS,
     MAX_FILTER_CHARS,
     MAX_LIST_LITERALS,
@@ -24,6 +21,8 @@ from tools.filters import (
     matches,
     parse_filter,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 TEXT_FIELDS = [name for name, kind in FIELDS.items() if kind == "text"]
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from docsym.language.terms import tokens
+from docsym.storage.store import EntryRow
+from docsym.tools import fusion
 
-from language.terms import tokens
-from storage.store import EntryRow
 from tests.conftest import doc_id_of
-from tools import fusion
 
 
 @pytest.mark.parametrize(

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from storage.store import Store, open_store
-from tools.errors import NotFoundError, ToolError
-from tools.sql import run_sql
-from tools.tables import FORMATS, get_table, lookup_cells
+from docsym.storage.store import Store, open_store
+from docsym.tools.errors import NotFoundError, ToolError
+from docsym.tools.sql import run_sql
+from docsym.tools.tables import FORMATS, get_table, lookup_cells
 
 SAMPLES = Path(__file__).resolve().parent.parent / "docsym" / "samples"
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from docsym.storage.store import open_store
+from docsym.tools.entities import find_entities
+from docsym.tools.errors import NotFoundError, ToolError
+from docsym.tools.graph import entity_graph
+from docsym.tools.rank_nodes import _pareto_front, rank_nodes
+from docsym.tools.subtree import select_subtree
 
-from storage.store import open_store
 from tests.conftest import DEV_QA, doc_id_of
-from tools.entities import find_entities
-from tools.errors import NotFoundError, ToolError
-from tools.graph import entity_graph
-from tools.rank_nodes import _pareto_front, rank_nodes
-from tools.subtree import select_subtree
 
 DPR = "2004.04906v3_dpr.pdf"
 
@@ -109,7 +109,7 @@ def test_rank_nodes_refuses_bad_arguments(corpus_store, corpus_db) -> None:
 
 
 def test_graph_is_cached_until_the_index_changes(tmp_path: Path) -> None:
-    from indexer.pipeline import index_paths
+    from docsym.indexer.pipeline import index_paths
 
     folder = tmp_path / "docs"
     folder.mkdir()

@@ -14,16 +14,16 @@ from pathlib import Path
 import anyio
 import numpy as np
 import pytest
+from docsym.storage.consistency import check
+from docsym.storage.encoder import get_encoder
+from docsym.storage.sql_pool import SqlFailed, SqlLimits, SqlPool, SqlStopped
+from docsym.storage.store import open_store
+from docsym.storage.vectors import Entry, VectorStore
+from docsym.tools.search import hybrid_search
 from mcp import Client
 
-from storage.consistency import check
-from storage.encoder import get_encoder
-from storage.sql_pool import SqlFailed, SqlLimits, SqlPool, SqlStopped
-from storage.store import open_store
-from storage.vectors import Entry, VectorStore
 from tests.hostile_cases import HUGE_STRING_SQL, SLOW_SQL, agreement, hostile_calls, kill_in_window
 from tests.test_mcp_security import _server, _still_answers
-from tools.search import hybrid_search
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +173,7 @@ def test_every_refusal_says_why_within_bounds(sample_index: Path) -> None:
 
 
 def test_a_crash_still_reports_its_type_without_host_paths(sample_index: Path) -> None:
-    from mcp_server.server import _crash_text
+    from docsym.mcp_server.server import _crash_text
 
     cause = OSError("cannot open /home/someone/secret/file.pdf")
     text = _crash_text("view_page", cause)

@@ -18,16 +18,17 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from docsym.indexer.discover import doc_id_for, sha256_of
+from docsym.indexer.pipeline import IndexReport, index_paths
+from docsym.indexer.sinks import SinkBroken
+from docsym.storage.consistency import check
+from docsym.storage.file_names import original_path, readable
+from docsym.storage.schema import DocumentRow
+from docsym.storage.store import open_store
+from docsym.storage.vectors import VectorStore
+from docsym.storage.writer import IndexWriter
+from docsym.tools.search import hybrid_search
 
-from indexer.discover import doc_id_for, sha256_of
-from indexer.pipeline import IndexReport, index_paths
-from indexer.sinks import SinkBroken
-from storage.consistency import check
-from storage.file_names import original_path, readable
-from storage.schema import DocumentRow
-from storage.store import open_store
-from storage.vectors import VectorStore
-from storage.writer import IndexWriter
 from tests.bad_files import (
     BAD_UTF8_NAME,
     billion_laughs_docx,
@@ -41,7 +42,6 @@ from tests.bad_files import (
 from tests.conftest import REPO
 from tests.hostile_cases import agreement
 from tests.stalling_llm import stalling_llm, write_stalling
-from tools.search import hybrid_search
 
 
 def _failures(report: IndexReport) -> dict[str, str]:
@@ -83,7 +83,7 @@ def test_any_file_name_is_indexed_shown_escaped_and_opened_again(tmp_path: Path)
         path, raw = by_name[readable(Path(bad).name)]
         assert original_path(path, raw) == Path(bad)  # the file opens again from the index
         assert by_name["control.md"][1] is None  # a plain name needs no bytes
-        from tools.pages import view_page
+        from docsym.tools.pages import view_page
 
         doc_id = hybrid_search(store, "quokka eats leaves", limit=1).hits[0].doc_id
         assert view_page(store, doc_id, 1).png  # rendered from the file with the odd name
@@ -165,9 +165,9 @@ def test_each_input_limit_refuses_its_file_by_name(tmp_path: Path, settings) -> 
 
 
 def test_a_file_rewritten_after_planning_is_indexed_under_its_new_content(tmp_path: Path) -> None:
-    from indexer.limits import FileLimits
-    from indexer.plans import FilePlan, WorkerSetup
-    from indexer.prepare import prepare, start_worker_state
+    from docsym.indexer.limits import FileLimits
+    from docsym.indexer.plans import FilePlan, WorkerSetup
+    from docsym.indexer.prepare import prepare, start_worker_state
 
     path = tmp_path / "notes.md"
     write_control(path, "The first version talks about wombats.")

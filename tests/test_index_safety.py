@@ -12,8 +12,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from docsym.storage import schema
 
-from storage import schema
 from tests.conftest import REPO
 
 PAPERS = [
@@ -118,8 +118,8 @@ def _assert_no_orphans(snapshot: dict[str, list[tuple]]) -> None:
 READER = r"""
 import json, sys, time
 from pathlib import Path
-from storage.store import open_store
-from tools.sql import run_sql
+from docsym.storage.store import open_store
+from docsym.tools.sql import run_sql
 store = open_store(Path(sys.argv[1]))
 expected = int(sys.argv[2])
 deadline = time.monotonic() + 180

@@ -78,7 +78,7 @@ def test_a_serving_process_collects_cycles_rarely() -> None:
     """What ``docsym serve`` does to the collector before it answers (here, then undone)."""
     import gc
 
-    from mcp_server.server import GC_THRESHOLDS, tune_garbage_collection
+    from docsym.mcp_server.server import GC_THRESHOLDS, tune_garbage_collection
 
     before = gc.get_threshold()
     try:

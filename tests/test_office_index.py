@@ -13,19 +13,19 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from docsym.indexer.pipeline import IndexReport, index_paths
+from docsym.storage.consistency import check
+from docsym.storage.store import Store, open_store
+from docsym.tools.errors import ToolError
+from docsym.tools.outline import get_outline
+from docsym.tools.pages import view_page
+from docsym.tools.search import hybrid_search
+from docsym.tools.subtree import select_subtree
+from docsym.tools.tables import lookup_cells
 from openpyxl.drawing.image import Image as SheetImage
 from PIL import Image
 
-from indexer.pipeline import IndexReport, index_paths
-from storage.consistency import check
-from storage.store import Store, open_store
 from tests.conftest import CORPUS
-from tools.errors import ToolError
-from tools.outline import get_outline
-from tools.pages import view_page
-from tools.search import hybrid_search
-from tools.subtree import select_subtree
-from tools.tables import lookup_cells
 
 OFFICE = CORPUS / "office"
 HITAB = CORPUS / "tables" / "hitab"

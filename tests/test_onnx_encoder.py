@@ -23,7 +23,7 @@ def model_dir() -> Path:
 @pytest.fixture(scope="module")
 def texts(corpus: Path) -> list[str]:
     """45 real chunks and titles of a paper plus edge cases: empty, one word, over the window."""
-    from indexer.pdf.parser import parse_pdf
+    from docsym.indexer.pdf.parser import parse_pdf
 
     parsed = parse_pdf(corpus / SPECTER)
     real = [c.text for c in parsed.chunks[:30]] + [s.title for s in parsed.sections[:15]]
@@ -55,7 +55,7 @@ def test_matches_sentence_transformers(
     min_cosine: float,
     min_mean: float,
 ) -> None:
-    from storage.onnx_encoder import OnnxEncoder
+    from docsym.storage.onnx_encoder import OnnxEncoder
 
     assert len(texts) == 50
     vectors = OnnxEncoder(model_dir, cache_dir, quantize=quantize).encode(texts, batch_size=8)
@@ -70,7 +70,7 @@ def test_matches_sentence_transformers(
 def test_cached_export_is_reused_and_order_kept(
     model_dir: Path, cache_dir: Path, texts: list[str]
 ) -> None:
-    from storage.onnx_encoder import OnnxEncoder
+    from docsym.storage.onnx_encoder import OnnxEncoder
 
     first = OnnxEncoder(model_dir, cache_dir, quantize=False)
     stamp = first.model_path.stat().st_mtime_ns

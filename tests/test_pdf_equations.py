@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pymupdf
-
-from indexer.pdf.equations import extract_equations
-from indexer.pdf.layout import read_layout
+from docsym.indexer.pdf.equations import extract_equations
+from docsym.indexer.pdf.layout import read_layout
 
 
 def _equations(path):

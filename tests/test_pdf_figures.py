@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pymupdf
 import pytest
-
-from indexer.pdf.figures import extract_figures
-from indexer.pdf.layout import read_layout
+from docsym.indexer.pdf.figures import extract_figures
+from docsym.indexer.pdf.layout import read_layout
 
 
 def _figures(path):

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pymupdf
-
-from indexer.pdf.layout import read_layout
-from indexer.pdf.metadata import extract_metadata
+from docsym.indexer.pdf.layout import read_layout
+from docsym.indexer.pdf.metadata import extract_metadata
 
 
 def _meta(path):

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pymupdf
-
-from indexer.pdf.layout import read_layout
-from indexer.pdf.references import extract_references
+from docsym.indexer.pdf.layout import read_layout
+from docsym.indexer.pdf.references import extract_references
 
 
 def _references(path):

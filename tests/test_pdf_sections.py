@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-
-from indexer.model import Section
-from indexer.pdf.layout import read_layout
-from indexer.pdf.sections import extract_sections
+from docsym.indexer.model import Section
+from docsym.indexer.pdf.layout import read_layout
+from docsym.indexer.pdf.sections import extract_sections
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-
-from indexer.model import Table, TableCell
-from indexer.pdf.layout import read_layout
-from indexer.pdf.tables import extract_tables
+from docsym.indexer.model import Table, TableCell
+from docsym.indexer.pdf.layout import read_layout
+from docsym.indexer.pdf.tables import extract_tables
 
 # A row of a synthetic table: (x, text) pieces on one baseline.
 Row = Sequence[tuple[float, str]]

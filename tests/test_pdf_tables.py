@@ -7,11 +7,10 @@ import time
 
 import pymupdf
 import pytest
-
-from indexer.model import TableCell
-from indexer.pdf.layout import read_layout
-from indexer.pdf.tables import extract_tables
-from indexer.table_model import finish_table, parse_number, table_to_html
+from docsym.indexer.model import TableCell
+from docsym.indexer.pdf.layout import read_layout
+from docsym.indexer.pdf.tables import extract_tables
+from docsym.indexer.table_model import finish_table, parse_number, table_to_html
 
 
 @pytest.mark.parametrize(

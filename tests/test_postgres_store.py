@@ -18,21 +18,21 @@ import numpy as np
 import psycopg
 import pymupdf
 import pytest
+from docsym.indexer.pipeline import index_paths
+from docsym.storage.file_names import readable
+from docsym.storage.paths import IndexNotFoundError
+from docsym.storage.postgres.connect import reader_url
+from docsym.storage.postgres.ddl import READER_ROLE
+from docsym.storage.postgres.schema_setup import ensure_schema
+from docsym.storage.schema import META_TABLE
+from docsym.storage.sql_pool import SqlFailed, SqlStopped
+from docsym.storage.store import Store, open_store
+from docsym.tools.registry import tool
+from docsym.tools.sql import SqlError, run_sql
 from mcp import Client, StdioServerParameters
 
-from indexer.pipeline import index_paths
-from storage.file_names import readable
-from storage.paths import IndexNotFoundError
-from storage.postgres.connect import reader_url
-from storage.postgres.ddl import READER_ROLE
-from storage.postgres.schema_setup import ensure_schema
-from storage.schema import META_TABLE
-from storage.sql_pool import SqlFailed, SqlStopped
-from storage.store import Store, open_store
 from tests.conftest import REPO, new_database
 from tests.pdf_factory import text_pdf
-from tools.registry import tool
-from tools.sql import SqlError, run_sql
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +162,7 @@ def test_keyword_search_reads_the_rare_terms_first(both, monkeypatch) -> None:
     """With a posting budget far below the store's size, keyword search still finds what a
     distinctive query asks for, scores it on every term, and a filter that leaves the rare
     terms no hits gets its hits from the common ones."""
-    from storage.postgres import store as pg
+    from docsym.storage.postgres import store as pg
 
     _, shared = both
     query = "How long are the backups of the maintenance manuals kept?"
@@ -449,21 +449,21 @@ def test_mcp_server_serves_the_shared_store(pg_sample_store: str) -> None:
 _HOLD_AND_WAIT = """
 import sys, time
 from pathlib import Path
-from storage.postgres import writer
+from docsym.storage.postgres import writer
 real = writer.PostgresWriter._copy_vectors
 def hold(self, *args):
     real(self, *args)
     Path(sys.argv[3]).write_text("holding")  # inside the document's transaction, claim held
     time.sleep(600)
 writer.PostgresWriter._copy_vectors = hold
-from indexer.pipeline import index_paths
+from docsym.indexer.pipeline import index_paths
 index_paths([Path(sys.argv[1])], sys.argv[2])
 """
 
 _INDEX_AND_REPORT = """
 import json, sys
 from pathlib import Path
-from indexer.pipeline import index_paths
+from docsym.indexer.pipeline import index_paths
 report = index_paths([Path(sys.argv[1])], sys.argv[2])
 print(json.dumps({"added": report.added, "unchanged": report.unchanged, "failed": report.failed}))
 """

@@ -60,7 +60,7 @@ def _multihop() -> list[dict]:
 
 
 def test_multihop_items_compile_to_their_leaves() -> None:
-    from tools.query_plans import compile_expression
+    from docsym.tools.query_plans import compile_expression
 
     items = _multihop()
     assert len(items) >= 30

@@ -13,15 +13,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from mcp import Client, StdioServerParameters
-
-from storage.llm import ChatClient
-from storage.store import open_store
-from tests.conftest import REPO
-from tools.errors import ToolError
-from tools.query_grammar import (
+from docsym.storage.llm import ChatClient
+from docsym.storage.store import open_store
+from docsym.tools.errors import ToolError
+from docsym.tools.query_grammar import (
     MAX_LEAVES,
     Atomic,
     Dependent,
@@ -33,7 +28,12 @@ from tools.query_grammar import (
     shape,
     validate,
 )
-from tools.query_plans import compile_expression, compile_query, run_plan, translate
+from docsym.tools.query_plans import compile_expression, compile_query, run_plan, translate
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp import Client, StdioServerParameters
+
+from tests.conftest import REPO
 
 
 # -- grammar ---------------------------------------------------------------------------------
@@ -243,7 +243,7 @@ def test_translation_samples_again_until_the_expression_validates(chat_endpoint)
 
 
 def test_without_an_endpoint_the_client_is_told_to_translate(monkeypatch) -> None:
-    from storage.settings import reload_settings
+    from docsym.storage.settings import reload_settings
 
     monkeypatch.delenv("DOCSYM_LLM_BASE_URL", raising=False)
     reload_settings()

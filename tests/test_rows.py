@@ -6,10 +6,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
-from storage import schema
-from storage.rows import DocumentRows
-from storage.schema import ChunkRow
+from docsym.storage import schema
+from docsym.storage.rows import DocumentRows
+from docsym.storage.schema import ChunkRow
 
 
 def _chunk(**changes) -> dict:

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from docsym.indexer.pipeline import index_paths
+from docsym.storage.consistency import check
+from docsym.storage.store import Store, open_store
+from docsym.tools.errors import ToolError
+from docsym.tools.filters import FilterError
+from docsym.tools.search import hybrid_search, vector_search
 
-from indexer.pipeline import index_paths
-from storage.consistency import check
-from storage.store import Store, open_store
 from tests import pdf_factory
 from tests.conftest import REPO, doc_id_of
-from tools.errors import ToolError
-from tools.filters import FilterError
-from tools.search import hybrid_search, vector_search
 
 DPR = "2004.04906v3_dpr.pdf"
 
@@ -132,7 +132,7 @@ def test_importing_and_starting_commands_does_not_import_torch() -> None:
 
 
 def test_a_question_asked_again_is_not_encoded_again(sample_store: Store, monkeypatch) -> None:
-    from storage import encoder as encoder_module
+    from docsym.storage import encoder as encoder_module
 
     question = "How many candidates does each retriever give the hybrids, asked twice?"
     encoder = sample_store.encoder_for("minilm")
@@ -158,8 +158,8 @@ def test_a_question_asked_again_is_not_encoded_again(sample_store: Store, monkey
 
 
 def test_searches_encode_questions_with_the_encoder_the_server_warms(sample_store: Store) -> None:
-    from storage.encoder import QUERY_THREADS, get_encoder, query_encoder
-    from storage.settings import get_settings
+    from docsym.storage.encoder import QUERY_THREADS, get_encoder, query_encoder
+    from docsym.storage.settings import get_settings
 
     collection = next(n for n in sample_store.collections() if not sample_store.is_keyword(n))
     used = sample_store.encoder_for(collection)

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
-from storage.reader import IndexReader
-from storage.sql_check import TABLE_FUNCTIONS, SqlRefused, check_statement
+from docsym.storage.reader import IndexReader
+from docsym.storage.sql_check import TABLE_FUNCTIONS, SqlRefused, check_statement
 
 # A parameter that takes SQL or names a file, by the words of its name.
 SQL_OR_PATH_PARAMETER = re.compile(

@@ -12,10 +12,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
-from indexer.model import DocumentMeta, Figure, Page, ParsedDocument, Section, Table, TableCell
-from indexer.pdf.parser import parse_pdf
-from indexer.summaries import (
+from docsym.indexer.model import (
+    DocumentMeta,
+    Figure,
+    Page,
+    ParsedDocument,
+    Section,
+    Table,
+    TableCell,
+)
+from docsym.indexer.pdf.parser import parse_pdf
+from docsym.indexer.summaries import (
     TABLE_CHARS,
     DocumentSummaries,
     LlmError,
@@ -28,7 +35,7 @@ from indexer.summaries import (
     summariser_from_settings,
     trim_to,
 )
-from storage.settings import Settings
+from docsym.storage.settings import Settings
 
 DPR = "papers/2004.04906v3_dpr.pdf"
 SPECTER = "papers/2020.acl-main.207_specter.pdf"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from indexer.model import TableCell
-from indexer.table_checks import check_structure
-from indexer.table_model import finish_table
+from docsym.indexer.model import TableCell
+from docsym.indexer.table_checks import check_structure
+from docsym.indexer.table_model import finish_table
 
 
 def _table(rows: list[list[str]], header_rows: int = 1):

@@ -8,13 +8,12 @@ tables whose every data cell must get back the row path and column path it was g
 from __future__ import annotations
 
 import pytest
+from docsym.indexer.model import Table, TableCell
+from docsym.indexer.table_model import finish_table, is_data_text, is_year, parse_number
+from docsym.indexer.table_summaries import MAX_CHARS, summarise_rows_and_columns, table_title
+from docsym.tools.tables import header_tree
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from indexer.model import Table, TableCell
-from indexer.table_model import finish_table, is_data_text, is_year, parse_number
-from indexer.table_summaries import MAX_CHARS, summarise_rows_and_columns, table_title
-from tools.tables import header_tree
 
 
 def cell(row: int, col: int, text: str, row_span: int = 1, col_span: int = 1) -> TableCell:
@@ -420,7 +419,7 @@ def test_header_trees_of_get_table() -> None:
 def test_indexed_summaries_lead_to_their_table_and_cells(sample_store) -> None:
     """The sample report's Table 1: its row and column summaries are rows of table_summaries,
     embedded in both collections, and a search for a row and a column finds them."""
-    from tools.search import vector_search
+    from docsym.tools.search import vector_search
 
     con = sample_store.sql()
     (table_id,) = con.execute(

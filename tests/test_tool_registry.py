@@ -9,16 +9,16 @@ from pathlib import Path
 
 import anyio
 import pytest
+from docsym.mcp_server.server import build_server
+from docsym.storage.store import open_store
+from docsym.tools import guide
+from docsym.tools.errors import ToolError
+from docsym.tools.registry import TOOLS, tool
+from docsym.tools.spec import ToolSpec
 from pydantic_core import PydanticUndefined
 
 from docsym.cli import main
-from mcp_server.server import build_server
-from storage.store import open_store
 from tests.conftest import REPO
-from tools import guide
-from tools.errors import ToolError
-from tools.registry import TOOLS, tool
-from tools.spec import ToolSpec
 
 
 @pytest.mark.parametrize("spec", TOOLS, ids=lambda s: s.name)

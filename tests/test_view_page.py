@@ -8,11 +8,11 @@ from pathlib import Path
 import duckdb
 import pymupdf
 import pytest
+from docsym.storage.store import Store, open_store
+from docsym.tools.errors import NotFoundError, ToolError
+from docsym.tools.pages import BBOX_HELP, MAX_PIXELS, view_page
 
-from storage.store import Store, open_store
 from tests.pdf_factory import scanned_pdf, text_pdf
-from tools.errors import NotFoundError, ToolError
-from tools.pages import BBOX_HELP, MAX_PIXELS, view_page
 
 SAMPLES = Path(__file__).resolve().parent.parent / "docsym" / "samples"
 REPORT = "hybrid-retrieval-report.pdf"
@@ -23,7 +23,7 @@ CELL_091_BBOX = [208.88, 626.12, 224.62, 638.13]
 @pytest.fixture(scope="module")
 def own_store(tmp_path_factory: pytest.TempPathFactory):
     """An index over files this module may move or change, plus one row claiming a docx file."""
-    from indexer.pipeline import index_paths
+    from docsym.indexer.pipeline import index_paths
 
     docs = tmp_path_factory.mktemp("view-page-docs")
     text_pdf(docs / "moved.pdf", marker="moved")

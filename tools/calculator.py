@@ -21,11 +21,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated
 
+from docsym.tools.errors import ToolError
+from docsym.tools.results import ToolResult
+from docsym.tools.spec import Arguments, ToolSpec
 from pydantic import Field
-
-from tools.errors import ToolError
-from tools.results import ToolResult
-from tools.spec import Arguments, ToolSpec
 
 MAX_EXPRESSION_CHARS = 2_000
 MAX_NODES = 500

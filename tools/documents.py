@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from docsym.storage import schema
+from docsym.storage.store import Store
+from docsym.storage.values import jsonable
+from docsym.tools.errors import ToolError
+from docsym.tools.results import TableResult
+from docsym.tools.spec import MAX_FILTER_CHARS, Arguments, Offset, ToolSpec
 from pydantic import BaseModel, Field
-
-from storage import schema
-from storage.store import Store
-from storage.values import jsonable
-from tools.errors import ToolError
-from tools.results import TableResult
-from tools.spec import MAX_FILTER_CHARS, Arguments, Offset, ToolSpec
 
 MAX_DOCUMENTS = 200
 

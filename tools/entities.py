@@ -7,17 +7,16 @@ from __future__ import annotations
 from typing import Annotated
 
 import numpy as np
+from docsym.language.names import normalise_name
+from docsym.storage.store import Store
+from docsym.tools.errors import NotFoundError, ToolError
+from docsym.tools.evidence import Evidence, Target, find_evidence
+from docsym.tools.graph import EntityGraph, entity_graph
+from docsym.tools.results import ToolResult, markdown_table, page_citation, with_note
+from docsym.tools.spec import Arguments, Name, ToolSpec
 from pydantic import BaseModel, Field
 from rapidfuzz import process
 from rapidfuzz.distance import JaroWinkler
-
-from language.names import normalise_name
-from storage.store import Store
-from tools.errors import NotFoundError, ToolError
-from tools.evidence import Evidence, Target, find_evidence
-from tools.graph import EntityGraph, entity_graph
-from tools.results import ToolResult, markdown_table, page_citation, with_note
-from tools.spec import Arguments, Name, ToolSpec
 
 MAX_LIMIT = 50
 SECTIONS_PER_ENTITY = 5

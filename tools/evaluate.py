@@ -10,10 +10,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from docsym.storage.store import Store
+from docsym.tools.search import DEFAULT_VIEWS, SearchResult, hybrid_search, vector_search
 from pydantic import BaseModel
-
-from storage.store import Store
-from tools.search import DEFAULT_VIEWS, SearchResult, hybrid_search, vector_search
 
 KS = (1, 5, 10)
 

@@ -30,15 +30,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain, groupby
 
+from docsym.language.terms import STOPWORDS, raw_words, spell_greek, strip_possessives, word_forms
+from docsym.storage.boxes import Box, union
+from docsym.storage.schema import table
+from docsym.storage.store import Store
+from docsym.tools.fusion import quantity_words, wants_quantity
+from docsym.tools.results import page_labels
+from docsym.tools.threads import QUERY_THREADS
 from pydantic import BaseModel, Field
-
-from language.terms import STOPWORDS, raw_words, spell_greek, strip_possessives, word_forms
-from storage.boxes import Box, union
-from storage.schema import table
-from storage.store import Store
-from tools.fusion import quantity_words, wants_quantity
-from tools.results import page_labels
-from tools.threads import QUERY_THREADS
 
 CONTEXT_BEFORE, CONTEXT_AFTER = 1, 2  # neighbours shown around the cited window
 MAX_DOCUMENT_UNITS = 5000  # a document-level hit ranks at most this many sentences

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tools.errors import ToolError
+from docsym.tools.errors import ToolError
 
 FIELDS: dict[str, str] = {
     "table_name": "text",

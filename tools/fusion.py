@@ -40,9 +40,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from functools import lru_cache
 
-from language.sentences import split_sentences
-from language.terms import STOPWORDS, query_terms, tokens
-from storage.store import EntryRow, Store
+from docsym.language.sentences import split_sentences
+from docsym.language.terms import STOPWORDS, query_terms, tokens
+from docsym.storage.store import EntryRow, Store
 
 WEIGHTS = {
     "sparse": 0.25,

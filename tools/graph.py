@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-
-from language.names import normalise_name
-from storage.store import Store
+from docsym.language.names import normalise_name
+from docsym.storage.store import Store
 
 if TYPE_CHECKING:  # networkx and scipy load on first use: the server starts faster without them
     import networkx as nx

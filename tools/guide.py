@@ -10,11 +10,11 @@ filter grammar and the collections are in the ``docsym://schema`` resource (``sc
 
 from __future__ import annotations
 
-from storage import schema
-from storage.store import KEYWORD_KINDS, Store
-from tools.filters import OPERATORS_HELP
-from tools.registry import TOOLS
-from tools.search import DEFAULT_VIEWS
+from docsym.storage import schema
+from docsym.storage.store import KEYWORD_KINDS, Store
+from docsym.tools.filters import OPERATORS_HELP
+from docsym.tools.registry import TOOLS
+from docsym.tools.search import DEFAULT_VIEWS
 
 HINTS = """\
 Hints:

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Annotated
 
+from docsym.storage.store import Store
+from docsym.tools.errors import NotFoundError, ToolError
+from docsym.tools.results import ToolResult
+from docsym.tools.spec import Arguments, ToolSpec
 from pydantic import BaseModel, Field
-
-from storage.store import Store
-from tools.errors import NotFoundError, ToolError
-from tools.results import ToolResult
-from tools.spec import Arguments, ToolSpec
 
 MAX_DEPTH = 10
 MAX_SECTIONS = 500

@@ -14,13 +14,12 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+from docsym.storage.file_names import original_path, readable
+from docsym.storage.store import Store
+from docsym.tools.errors import NotFoundError, ToolError
+from docsym.tools.results import ToolResult
+from docsym.tools.spec import Arguments, Box, PageNumber, ToolSpec
 from pydantic import Field
-
-from storage.file_names import original_path, readable
-from storage.store import Store
-from tools.errors import NotFoundError, ToolError
-from tools.results import ToolResult
-from tools.spec import Arguments, Box, PageNumber, ToolSpec
 
 if TYPE_CHECKING:  # PyMuPDF loads on the first view_page: the server starts faster without it
     import pymupdf

@@ -22,13 +22,11 @@ from typing import Annotated
 
 import anyio
 import anyio.to_thread
-from pydantic import BaseModel, Field
-
-from storage.llm import ChatClient, LlmError, chat_client
-from storage.settings import get_settings
-from storage.store import Store
-from tools.errors import ToolError
-from tools.query_grammar import (
+from docsym.storage.llm import ChatClient, LlmError, chat_client
+from docsym.storage.settings import get_settings
+from docsym.storage.store import Store
+from docsym.tools.errors import ToolError
+from docsym.tools.query_grammar import (
     MAX_EXPRESSION_CHARS,
     Atomic,
     Dependent,
@@ -39,9 +37,10 @@ from tools.query_grammar import (
     render,
     validate,
 )
-from tools.results import ToolResult, page_citation, trimmed, with_note
-from tools.search import MAX_LIMIT, SearchHit, hybrid_search
-from tools.spec import MAX_FILTER_CHARS, Arguments, Label, Name, ToolSpec
+from docsym.tools.results import ToolResult, page_citation, trimmed, with_note
+from docsym.tools.search import MAX_LIMIT, SearchHit, hybrid_search
+from docsym.tools.spec import MAX_FILTER_CHARS, Arguments, Label, Name, ToolSpec
+from pydantic import BaseModel, Field
 
 MAX_ANSWER_CHARS = 300
 MAX_CONCURRENT_LEAVES = 4
@@ -202,7 +201,7 @@ def translate(
     question: str, client: ChatClient, temperatures: tuple[float, ...] = TEMPERATURES
 ) -> CompiledQuery:
     """Ask the endpoint for an expression at each temperature; keep the first that validates."""
-    from tools.guide import compile_prompt
+    from docsym.tools.guide import compile_prompt
 
     problems = []
     messages = [{"role": "user", "content": compile_prompt(question) + TRANSLATE_TAIL}]

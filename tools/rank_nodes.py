@@ -26,17 +26,15 @@ from dataclasses import dataclass
 from typing import Annotated
 
 import numpy as np
-from pydantic import Field
-
-from language.names import normalise_name
-from storage.store import Store
-from tools.errors import ToolError
-from tools.evidence import Target, find_evidence
-from tools.graph import EntityGraph, entity_graph, personalized_pagerank
-from tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
-from tools.search import views_sql
-from tools.spec import Arguments, Name, ToolSpec
-from tools.subtree import (
+from docsym.language.names import normalise_name
+from docsym.storage.store import Store
+from docsym.tools.errors import ToolError
+from docsym.tools.evidence import Target, find_evidence
+from docsym.tools.graph import EntityGraph, entity_graph, personalized_pagerank
+from docsym.tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
+from docsym.tools.search import views_sql
+from docsym.tools.spec import Arguments, Name, ToolSpec
+from docsym.tools.subtree import (
     SUBTREE,
     DocId,
     NodeId,
@@ -46,6 +44,7 @@ from tools.subtree import (
     fill_from_views,
     resolve_root,
 )
+from pydantic import Field
 
 CRITERIA = ("graph", "text", "lexical")
 NODE_TYPES = ("section", "text", "table", "image", "equation")

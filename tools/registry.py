@@ -4,7 +4,7 @@ prompt and the README's list all follow."""
 
 from __future__ import annotations
 
-from tools import (
+from docsym.tools import (
     calculator,
     documents,
     entities,
@@ -18,8 +18,8 @@ from tools import (
     subtree,
     tables,
 )
-from tools.errors import ToolError
-from tools.spec import ToolSpec
+from docsym.tools.errors import ToolError
+from docsym.tools.spec import ToolSpec
 
 TOOLS: tuple[ToolSpec, ...] = (
     documents.LIST_DOCUMENTS,

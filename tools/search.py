@@ -10,17 +10,16 @@ from __future__ import annotations
 from typing import Annotated
 
 import numpy as np
+from docsym.storage.schema import encodable_columns, table
+from docsym.storage.store import EntryRow, Store
+from docsym.tools.errors import ToolError
+from docsym.tools.evidence import Target, find_evidence
+from docsym.tools.filters import OPERATORS_HELP, parse_filter
+from docsym.tools.fusion import fuse, prepare
+from docsym.tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
+from docsym.tools.spec import MAX_FILTER_CHARS, Arguments, Name, ToolSpec
+from docsym.tools.threads import QUERY_THREADS
 from pydantic import BaseModel, Field
-
-from storage.schema import encodable_columns, table
-from storage.store import EntryRow, Store
-from tools.errors import ToolError
-from tools.evidence import Target, find_evidence
-from tools.filters import OPERATORS_HELP, parse_filter
-from tools.fusion import fuse, prepare
-from tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
-from tools.spec import MAX_FILTER_CHARS, Arguments, Name, ToolSpec
-from tools.threads import QUERY_THREADS
 
 MAX_LIMIT = 100
 HIT_TEXT_CHARS = 700  # a hit's text is trimmed; fetch the row with run_sql for all of it

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from docsym.storage.sql_check import MAX_SQL_CHARS
+from docsym.storage.sql_pool import SqlFailed, SqlStopped
+from docsym.storage.store import Store
+from docsym.tools.errors import ToolError
+from docsym.tools.results import TableResult, fit_rows
+from docsym.tools.spec import Arguments, ToolSpec
 from pydantic import Field
-
-from storage.sql_check import MAX_SQL_CHARS
-from storage.sql_pool import SqlFailed, SqlStopped
-from storage.store import Store
-from tools.errors import ToolError
-from tools.results import TableResult, fit_rows
-from tools.spec import Arguments, ToolSpec
 
 MAX_ROWS = 500
 DEFAULT_ROWS = 50

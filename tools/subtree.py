@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field
-
-from storage.store import Store
-from tools.errors import NotFoundError, ToolError
-from tools.results import (
+from docsym.storage.store import Store
+from docsym.tools.errors import NotFoundError, ToolError
+from docsym.tools.results import (
     ToolResult,
     markdown_table,
     page_citation,
@@ -21,7 +19,8 @@ from tools.results import (
     trimmed,
     with_note,
 )
-from tools.spec import Arguments, Name, Offset, PageNumber, ToolSpec
+from docsym.tools.spec import Arguments, Name, Offset, PageNumber, ToolSpec
+from pydantic import BaseModel, Field
 
 NODE_TYPES = ("section", "text", "table", "image", "equation")
 # `sub`: the ids of the tree nodes under the node bound to the first ?, that node included.

@@ -12,13 +12,11 @@ from __future__ import annotations
 from html import escape
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
-
-from language.labels import acronym_words, label_core, label_key, label_stems, label_words
-from language.terms import FUNCTION_WORDS
-from storage.store import Store
-from tools.errors import NotFoundError, ToolError
-from tools.results import (
+from docsym.language.labels import acronym_words, label_core, label_key, label_stems, label_words
+from docsym.language.terms import FUNCTION_WORDS
+from docsym.storage.store import Store
+from docsym.tools.errors import NotFoundError, ToolError
+from docsym.tools.results import (
     MAX_RESULT_CHARS,
     ToolResult,
     markdown_row,
@@ -26,7 +24,8 @@ from tools.results import (
     page_citation,
     page_labels,
 )
-from tools.spec import Arguments, Label, Name, ToolSpec
+from docsym.tools.spec import Arguments, Label, Name, ToolSpec
+from pydantic import BaseModel, Field
 
 FORMATS = ("markdown", "html", "cells")
 MAX_CELLS = 10_000

@@ -17,9 +17,8 @@ from importlib.metadata import version
 
 import cv2
 import numpy as np
-
-from indexer.model import BBox
-from storage.settings import get_settings
+from docsym.indexer.model import BBox
+from docsym.storage.settings import get_settings
 
 # Lines read with less confidence than this are noise (specks, stamps, halftone).
 MIN_CONFIDENCE = 0.5

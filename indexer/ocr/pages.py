@@ -12,11 +12,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pymupdf
-
-from indexer.ocr.need import needs_ocr
-from indexer.ocr.pool import OcrPool, PageImage
-from indexer.ocr.text_layer import write_text_layer
-from storage.settings import OcrMode
+from docsym.indexer.ocr.need import needs_ocr
+from docsym.indexer.ocr.pool import OcrPool, PageImage
+from docsym.indexer.ocr.text_layer import write_text_layer
+from docsym.storage.settings import OcrMode
 
 # Pages are rendered at their images' own resolution, within these bounds: finer adds nothing
 # the models can use and costs detection time; coarser loses small print.

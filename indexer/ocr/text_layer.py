@@ -14,9 +14,8 @@ and the boxes found on it are mapped back to the page as the file shows it.
 from __future__ import annotations
 
 import pymupdf
-
-from indexer.ocr.engine import PageOcr
-from indexer.pdf.layout import reading_order
+from docsym.indexer.ocr.engine import PageOcr
+from docsym.indexer.pdf.layout import reading_order
 
 FONT = "helv"
 # Helvetica has no glyphs beyond Latin-1; Chinese and Japanese text is written in the built-in

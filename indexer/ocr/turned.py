@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pymupdf
-
-from indexer.model import BBox, ParsedDocument
+from docsym.indexer.model import BBox, ParsedDocument
 
 
 def map_turned_boxes(parsed: ParsedDocument, turned: dict[int, pymupdf.Matrix]) -> None:

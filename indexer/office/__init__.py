@@ -9,7 +9,7 @@ section and reading order (``seq``, ``tree_nodes.ordinal``) instead.
 
 from __future__ import annotations
 
-from indexer.office.parsers import (
+from docsym.indexer.office.parsers import (
     parse_docx,
     parse_html,
     parse_markdown,

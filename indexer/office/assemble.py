@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import re
 
-from indexer.chunking import ChunkText, TextUnit, chunk_units
-from indexer.heading_numbers import split_heading_number
-from indexer.model import Chunk, Figure, ParsedDocument, Section, Sentence, Table
-from indexer.office.blocks import BlockStream, Heading, ImageBlock, Paragraph, TableBlock
-from indexer.sentences import sentences_of
-from indexer.table_checks import check_structure
-from indexer.table_model import finish_table
+from docsym.indexer.chunking import ChunkText, TextUnit, chunk_units
+from docsym.indexer.heading_numbers import split_heading_number
+from docsym.indexer.model import Chunk, Figure, ParsedDocument, Section, Sentence, Table
+from docsym.indexer.office.blocks import BlockStream, Heading, ImageBlock, Paragraph, TableBlock
+from docsym.indexer.sentences import sentences_of
+from docsym.indexer.table_checks import check_structure
+from docsym.indexer.table_model import finish_table
 
 _TABLE_LABEL = re.compile(r"^(Table|Tab\.)\s*([A-Z]?\d+(?:\.\d+)*)", re.IGNORECASE)
 _FIGURE_LABEL = re.compile(r"^(Figure|Fig\.)\s*([A-Z]?\d+(?:\.\d+)*)", re.IGNORECASE)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from indexer.model import BBox, DocumentMeta, Page, TableCell
+from docsym.indexer.model import BBox, DocumentMeta, Page, TableCell
 
 
 @dataclass

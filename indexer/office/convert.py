@@ -13,7 +13,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from indexer.errors import ParseError
+from docsym.indexer.errors import ParseError
 
 if TYPE_CHECKING:
     from docling.document_converter import DocumentConverter

@@ -18,15 +18,15 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from indexer.model import BBox, Page, TableCell
-from indexer.office.blocks import (
+from docsym.indexer.model import BBox, Page, TableCell
+from docsym.indexer.office.blocks import (
     BlockStream,
     Heading,
     ImageBlock,
     Paragraph,
     TableBlock,
 )
-from indexer.office.table_grid import header_depths
+from docsym.indexer.office.table_grid import header_depths
 
 if TYPE_CHECKING:
     from docling_core.types.doc import DoclingDocument, NodeItem

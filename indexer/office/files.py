@@ -11,7 +11,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from indexer.errors import ParseError
+from docsym.indexer.errors import ParseError
 
 # The part every valid OOXML package of that kind has.
 _MAIN_PART = {

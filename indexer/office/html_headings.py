@@ -16,9 +16,8 @@ import re
 import warnings
 
 from bs4 import BeautifulSoup, Tag, XMLParsedAsHTMLWarning
-
-from indexer.errors import ParseError
-from indexer.heading_numbers import split_heading_number
+from docsym.indexer.errors import ParseError
+from docsym.indexer.heading_numbers import split_heading_number
 
 _BOLD = re.compile(r"font-weight\s*:\s*(bold|bolder|[6-9]00)", re.IGNORECASE)
 _FONT_SIZE = re.compile(r"font-size\s*:\s*([\d.]+)\s*(pt|px)?", re.IGNORECASE)

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from indexer.errors import ParseError
-from indexer.model import ParsedDocument
-from indexer.office.assemble import assemble
-from indexer.office.blocks import BlockStream, Heading, ImageBlock, Paragraph, TableBlock
-from indexer.office.convert import convert
-from indexer.office.docling_parser import docling_blocks
-from indexer.office.files import check_ooxml, read_bytes
-from indexer.office.html_headings import parse_html as read_html
-from indexer.office.html_headings import promote_styled_headings
-from indexer.office.metadata import choose_title, package_title
-from indexer.office.xlsx import xlsx_blocks
+from docsym.indexer.errors import ParseError
+from docsym.indexer.model import ParsedDocument
+from docsym.indexer.office.assemble import assemble
+from docsym.indexer.office.blocks import BlockStream, Heading, ImageBlock, Paragraph, TableBlock
+from docsym.indexer.office.convert import convert
+from docsym.indexer.office.docling_parser import docling_blocks
+from docsym.indexer.office.files import check_ooxml, read_bytes
+from docsym.indexer.office.html_headings import parse_html as read_html
+from docsym.indexer.office.html_headings import promote_styled_headings
+from docsym.indexer.office.metadata import choose_title, package_title
+from docsym.indexer.office.xlsx import xlsx_blocks
 
 
 def parse_docx(path: Path) -> ParsedDocument:

@@ -19,11 +19,17 @@ import re
 from dataclasses import dataclass
 from functools import partial
 
-from indexer.model import TableCell
-from indexer.office.blocks import Paragraph, TableBlock
-from indexer.office.table_grid import row_cells
-from indexer.office.table_paths import apply_column_dividers, nest_row_groups
-from indexer.table_model import Grid, infer_header_cols, infer_header_rows, occupancy, parse_number
+from docsym.indexer.model import TableCell
+from docsym.indexer.office.blocks import Paragraph, TableBlock
+from docsym.indexer.office.table_grid import row_cells
+from docsym.indexer.office.table_paths import apply_column_dividers, nest_row_groups
+from docsym.indexer.table_model import (
+    Grid,
+    infer_header_cols,
+    infer_header_rows,
+    occupancy,
+    parse_number,
+)
 
 _YEAR = re.compile(r"^(19|20)\d\d$")
 MAX_GAP = 1  # blank rows allowed inside a band

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from indexer.model import TableCell
-from indexer.table_model import Grid, infer_header_rows, occupancy, parse_number
+from docsym.indexer.model import TableCell
+from docsym.indexer.table_model import Grid, infer_header_rows, occupancy, parse_number
 
 
 def row_cells(grid: Grid, r: int) -> list[TableCell]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from indexer.model import Table, TableCell
+from docsym.indexer.model import Table, TableCell
 
 
 def nest_row_groups(table: Table, indents: dict[int, float]) -> None:

@@ -20,10 +20,10 @@ import re
 import warnings
 from pathlib import Path
 
-from indexer.errors import ParseError
-from indexer.model import Page
-from indexer.office.blocks import BlockStream, Heading, ImageBlock, Paragraph, TableBlock
-from indexer.office.sheet_tables import SheetCell, sheet_blocks
+from docsym.indexer.errors import ParseError
+from docsym.indexer.model import Page
+from docsym.indexer.office.blocks import BlockStream, Heading, ImageBlock, Paragraph, TableBlock
+from docsym.indexer.office.sheet_tables import SheetCell, sheet_blocks
 
 _DECIMALS = re.compile(r"\.(0+)")
 

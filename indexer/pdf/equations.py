@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from indexer.model import BBox, Equation
-from indexer.pdf.layout import DocumentLayout, Line, PageLayout
+from docsym.indexer.model import BBox, Equation
+from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout
 
 _TAG = re.compile(r"\s*\(((?:[A-Z]\.)?[1-9]\d{0,2}(?:\.\d{1,3})?[a-h]?)\)$")
 _MATH_FONT = re.compile(

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from indexer.model import BBox, Figure
-from indexer.pdf.layout import DocumentLayout, Line, PageLayout
+from docsym.indexer.model import BBox, Figure
+from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout
 
 _CAPTION = re.compile(
     r"^(fig(?:ure)?\.?)\s*(\d+|[A-Z]\.?\d+|[IVX]+)[a-z]?\s*(?:[:.|—–]|-\s)\s*", re.IGNORECASE

@@ -15,8 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import pymupdf
-
-from indexer.model import BBox
+from docsym.indexer.model import BBox
 
 # Lines in the top or bottom margin band (as a share of page height) may be running furniture.
 MARGIN_SHARE = 0.09

@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 
 import pymupdf
-
-from indexer.model import DocumentMeta
-from indexer.pdf.layout import DocumentLayout, Line, PageLayout
+from docsym.indexer.model import DocumentMeta
+from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout
 
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>,;]+)", re.IGNORECASE)
 # The arXiv side stamp: "arXiv:2004.04906v3 [cs.CL] 30 Sep 2020".

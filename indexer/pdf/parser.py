@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import TypeVar
 
 import pymupdf
-
-from indexer.chunking import LineSpan, TextUnit, chunk_units
-from indexer.errors import ParseError
-from indexer.model import (
+from docsym.indexer.chunking import LineSpan, TextUnit, chunk_units
+from docsym.indexer.errors import ParseError
+from docsym.indexer.model import (
     BBox,
     Chunk,
     DocumentMeta,
@@ -26,16 +25,16 @@ from indexer.model import (
     Sentence,
     Table,
 )
-from indexer.ocr.pages import OcrOutcome, OcrPage, OcrRun, ocr_document
-from indexer.ocr.turned import map_turned_boxes
-from indexer.pdf.equations import extract_equations
-from indexer.pdf.figures import extract_figures
-from indexer.pdf.layout import DocumentLayout, Line, PageLayout, read_layout
-from indexer.pdf.metadata import extract_metadata
-from indexer.pdf.references import extract_references
-from indexer.pdf.sections import extract_sections
-from indexer.pdf.tables import extract_tables
-from indexer.sentences import sentences_of
+from docsym.indexer.ocr.pages import OcrOutcome, OcrPage, OcrRun, ocr_document
+from docsym.indexer.ocr.turned import map_turned_boxes
+from docsym.indexer.pdf.equations import extract_equations
+from docsym.indexer.pdf.figures import extract_figures
+from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout, read_layout
+from docsym.indexer.pdf.metadata import extract_metadata
+from docsym.indexer.pdf.references import extract_references
+from docsym.indexer.pdf.sections import extract_sections
+from docsym.indexer.pdf.tables import extract_tables
+from docsym.indexer.sentences import sentences_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from statistics import median
 
-from indexer.model import Reference
-from indexer.pdf.layout import DocumentLayout, Line
+from docsym.indexer.model import Reference
+from docsym.indexer.pdf.layout import DocumentLayout, Line
 
 _HEADING = re.compile(
     r"^(?:[0-9]+\.?|[IVX]+\.)?\s*(references|bibliography|literature cited|works cited|"

@@ -24,10 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pymupdf
-
-from indexer.heading_numbers import LETTER, split_heading_number
-from indexer.model import BBox, Section, Table
-from indexer.pdf.layout import DocumentLayout, Line, PageLayout
+from docsym.indexer.heading_numbers import LETTER, split_heading_number
+from docsym.indexer.model import BBox, Section, Table
+from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout
 
 # Hierarchy rank of keyword headings; decimal depth d ranks as d.
 _KEYWORD_RANK = {"part": 0.0, "chapter": 1.0, "item": 1.5, "section": 1.5}

@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 from statistics import median
 
 import pymupdf
-
-from indexer.model import BBox, Table, TableCell
-from indexer.pdf.layout import DocumentLayout, Line, PageLayout, turn_matrix, upright_view
-from indexer.table_checks import check_structure
-from indexer.table_model import finish_table, is_data_text, is_year, parse_number
+from docsym.indexer.model import BBox, Table, TableCell
+from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout, turn_matrix, upright_view
+from docsym.indexer.table_checks import check_structure
+from docsym.indexer.table_model import finish_table, is_data_text, is_year, parse_number
 
 # "tABLE" is how small capitals come out of some fonts (MMWR's "tABLE 6.").
 _CAPTION = re.compile(

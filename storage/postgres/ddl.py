@@ -16,8 +16,8 @@ sessions are other clients'), its address, version and tablespace paths.
 
 from __future__ import annotations
 
-from storage import schema
-from storage.rows import Table
+from docsym.storage import schema
+from docsym.storage.rows import Table
 
 READER_ROLE = "docsym_reader"
 ENTRIES = "entries"

@@ -9,10 +9,9 @@ from __future__ import annotations
 import hashlib
 
 import psycopg
-
-from storage import migrations, schema
-from storage.postgres import ddl
-from storage.settings import get_settings
+from docsym.storage import migrations, schema
+from docsym.storage.postgres import ddl
+from docsym.storage.settings import get_settings
 
 _SCHEMA_LOCK = 0x646F6373  # advisory lock key: "docs"
 

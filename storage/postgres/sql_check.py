@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from storage.sql_pool import SqlFailed
+from docsym.storage.sql_pool import SqlFailed
 
 # What client SQL may start with: a query. The other statements are writes, which the read-only
 # role refuses anyway, or SHOW, EXPLAIN and the like, which show the server.

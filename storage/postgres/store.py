@@ -24,22 +24,21 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from docsym.language.terms import search_words
+from docsym.storage.bm25_search import K1, B  # BM25 as FTS5 computes it
+from docsym.storage.paths import IndexNotFoundError
+from docsym.storage.postgres import ddl
+from docsym.storage.postgres.connect import reader_url, redacted
+from docsym.storage.postgres.sql_check import check_query
+from docsym.storage.settings import get_settings
+from docsym.storage.sql_check import MAX_SQL_CHARS
+from docsym.storage.sql_pool import SqlFailed, SqlRows, SqlStopped
+from docsym.storage.sql_worker import MAX_COLUMNS, bounded_rows
+from docsym.storage.store import EntryRow, Store
+from docsym.storage.values import scrub
+from docsym.storage.vectors import vec_table
 from psycopg import errors
 from psycopg_pool import ConnectionPool, PoolTimeout
-
-from language.terms import search_words
-from storage.bm25_search import K1, B  # BM25 as FTS5 computes it
-from storage.paths import IndexNotFoundError
-from storage.postgres import ddl
-from storage.postgres.connect import reader_url, redacted
-from storage.postgres.sql_check import check_query
-from storage.settings import get_settings
-from storage.sql_check import MAX_SQL_CHARS
-from storage.sql_pool import SqlFailed, SqlRows, SqlStopped
-from storage.sql_worker import MAX_COLUMNS, bounded_rows
-from storage.store import EntryRow, Store
-from storage.values import scrub
-from storage.vectors import vec_table
 
 # Keyword search reads the postings of the rarest query terms, up to this many (summed
 # document frequency; the rarest term is read whatever its count).

@@ -14,14 +14,13 @@ from contextlib import contextmanager
 
 import numpy as np
 import psycopg
-
-from storage import schema
-from storage.file_names import original_path
-from storage.postgres import ddl
-from storage.postgres.connect import connect
-from storage.postgres.schema_setup import ensure_schema, reindex_done
-from storage.rows import DocumentRows, Row, Table
-from storage.vectors import Entry, vec_table
+from docsym.storage import schema
+from docsym.storage.file_names import original_path
+from docsym.storage.postgres import ddl
+from docsym.storage.postgres.connect import connect
+from docsym.storage.postgres.schema_setup import ensure_schema, reindex_done
+from docsym.storage.rows import DocumentRows, Row, Table
+from docsym.storage.vectors import Entry, vec_table
 
 # An entry's length for BM25: its words, as positions in its text-search vector.
 _LENGTH = "(SELECT coalesce(sum(array_length(positions, 1)), 0) FROM unnest(tsv))"
