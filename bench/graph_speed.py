@@ -20,6 +20,7 @@ import networkx as nx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.stats import percentile  # noqa: E402
 from docsym.indexer.entity_resolution import ResolutionSettings  # noqa: E402
 from docsym.indexer.graph import build_graph  # noqa: E402
 from docsym.indexer.pdf.parser import parse_pdf  # noqa: E402
@@ -30,8 +31,6 @@ from docsym.storage.schema import EntityRow, RelationRow  # noqa: E402
 from docsym.storage.store import Store, open_store  # noqa: E402
 from docsym.tools.graph import build_entity_graph  # noqa: E402
 from docsym.tools.rank_nodes import rank_nodes  # noqa: E402
-
-from bench.stats import percentile  # noqa: E402
 
 QUESTIONS = [
     "What was Uber's total revenue in 2021 in millions of dollars?",

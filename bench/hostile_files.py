@@ -39,7 +39,6 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from docsym.storage.file_names import readable  # noqa: E402
-
 from tests.bad_files import (  # noqa: E402
     BAD_UTF8_NAME,
     billion_laughs_docx,

@@ -45,7 +45,6 @@ sys.path.insert(0, str(REPO))
 from docsym.indexer.ocr.pages import OcrRun, ocr_document  # noqa: E402
 from docsym.indexer.ocr.pool import OcrCache, OcrPool  # noqa: E402
 from docsym.indexer.pdf.parser import open_pdf, parse_pdf  # noqa: E402
-
 from tests.pdf_factory import scan_of  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus"

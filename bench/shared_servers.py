@@ -30,11 +30,10 @@ from mcp.client.streamable_http import streamable_http_client
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from docsym.indexer.pipeline import index_paths  # noqa: E402
-
 from bench.bundled_postgres import store_server  # noqa: E402
 from bench.stats import percentile  # noqa: E402
 from docsym.demo import SAMPLES  # noqa: E402
+from docsym.indexer.pipeline import index_paths  # noqa: E402
 
 TOKEN = "bench-token-not-secret"
 QUESTIONS = [

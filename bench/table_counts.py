@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pymupdf
+
 from docsym.indexer.pdf.layout import read_layout
 from docsym.indexer.pdf.tables import extract_tables
 

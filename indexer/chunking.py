@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from tokenizers import Tokenizer
+
 from docsym.indexer.model import BBox
 from docsym.language.sentences import split_sentences
-from tokenizers import Tokenizer
 
 MAX_TOKENS = 256  # the model's window, [CLS] and [SEP] included
 TARGET_TOKENS = 200  # leave room so a chunk is a few sentences, not a wall

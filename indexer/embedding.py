@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
+
 from docsym.indexer.chunking import TextUnit, chunk_units, count_tokens
 from docsym.storage.encoder import MAX_TOKENS, Encoder
 from docsym.storage.rows import DocumentRows, Table

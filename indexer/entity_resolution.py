@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from docsym.language.names import normalise_name
 
 GRADIENT = 0.6

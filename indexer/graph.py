@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
+
 from docsym.indexer.entities import Mention, ProperNouns, explicit_relations, extract_mentions
 from docsym.indexer.entity_resolution import FUZZY_KINDS, ResolutionSettings, Resolver
 from docsym.language.sentences import split_sentences

@@ -13,6 +13,7 @@ from docsym.storage.settings import OcrMode
 
 if TYPE_CHECKING:
     import numpy as np
+
     from docsym.storage.rows import DocumentRows
     from docsym.storage.vectors import Entry
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+
 from docsym.storage.encoder import BATCH, Encoder
 
 # Texts encoded between two reports: 16 batches, about a second of encoding.

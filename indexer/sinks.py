@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+
 from docsym.storage.paths import IndexPaths, is_store_url
 from docsym.storage.rows import DocumentRows
 from docsym.storage.settings import get_settings

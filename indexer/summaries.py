@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from docsym.indexer.model import Figure, ParsedDocument, Table
 from docsym.language.sentences import split_sentences
 from docsym.storage.llm import ChatClient, LlmError, chat_client

@@ -29,6 +29,10 @@ from urllib.parse import urlsplit
 
 import uvicorn
 import uvicorn.config
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
 from docsym.mcp_server.http_limits import (
     DropAbandonedRequests,
     SessionShareMiddleware,
@@ -37,9 +41,6 @@ from docsym.mcp_server.http_limits import (
 )
 from docsym.mcp_server.server import build_server, tune_garbage_collection
 from docsym.storage.settings import get_settings
-from mcp.server.transport_security import TransportSecuritySettings
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 log = logging.getLogger("docsym.mcp.http")
 

@@ -20,6 +20,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import ToolError as McpToolError
+from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
+from pydantic import ValidationError
+
 from docsym.storage.encoder import query_encoder
 from docsym.storage.paths import IndexNotFoundError
 from docsym.storage.store import Store, open_store
@@ -29,11 +35,6 @@ from docsym.tools.errors import ToolError
 from docsym.tools.registry import TOOLS, tool
 from docsym.tools.results import ToolResult
 from docsym.tools.spec import ToolSpec, argument_problems
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, UnexpectedToolError
-from mcp.server.mcpserver.exceptions import ToolError as McpToolError
-from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
-from pydantic import ValidationError
 
 log = logging.getLogger("docsym.mcp")
 

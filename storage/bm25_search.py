@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 import apsw
+
 from docsym.storage.vectors import BM25
 
 # FTS5's bm25() parameters (the PostgreSQL store's keyword search computes the same BM25); the

@@ -7,9 +7,10 @@ tool shows them, and the next run removes them.
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
 from docsym.storage.schema import encodable_columns, keyword_columns, table
 from docsym.storage.store import Store
-from pydantic import BaseModel
 
 
 class Consistency(BaseModel):

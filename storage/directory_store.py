@@ -16,6 +16,7 @@ from pathlib import Path
 
 import apsw
 import numpy as np
+
 from docsym.language.terms import search_words
 from docsym.storage import generations
 from docsym.storage.bm25_search import Bm25Search

@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
 from docsym.storage.settings import get_settings
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"

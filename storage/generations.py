@@ -17,6 +17,7 @@ stamped later), so the two files agree again without re-indexing anything.
 from __future__ import annotations
 
 import duckdb
+
 from docsym.storage.migrations import read_meta, write_meta
 
 KEY = "generation"

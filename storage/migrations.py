@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import duckdb
+
 from docsym.storage import schema
 
 PENDING_REINDEX = "reindex_pending"

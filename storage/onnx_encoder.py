@@ -20,8 +20,9 @@ from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
-from docsym.storage.encoder import BATCH
 from tokenizers import Tokenizer
+
+from docsym.storage.encoder import BATCH
 
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 DEFAULT_MAX_TOKENS = 256

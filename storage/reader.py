@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 import duckdb
+
 from docsym.storage import generations
 from docsym.storage.paths import IndexNotFoundError, IndexPaths
 

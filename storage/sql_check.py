@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import duckdb
+
 from docsym.storage.values import scrub
 
 # Bounded before DuckDB parses anything: parse time and memory grow with the text.

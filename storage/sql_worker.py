@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import duckdb
+
 from docsym.storage.paths import IndexNotFoundError
 from docsym.storage.process_limits import cap_address_space, die_with_parent, resident_mb
 from docsym.storage.reader import IndexReader

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import numpy as np
+
 from docsym.storage.encoder import Encoder, query_encoder
 from docsym.storage.paths import is_store_url
 from docsym.storage.sql_pool import SqlRows

@@ -23,6 +23,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 import sqlite_vec
+
 from docsym.storage.schema import keyword_columns
 
 BM25 = "bm25"

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
+
 from docsym.storage import generations, migrations, schema
 from docsym.storage.file_names import original_path
 from docsym.storage.paths import IndexPaths

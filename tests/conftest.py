@@ -87,9 +87,8 @@ def doc_id_of(con, file_name: str) -> str:
 @pytest.fixture(scope="session")
 def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An index of the bundled sample documents, built once per session. Read-only for tests."""
-    from docsym.indexer.pipeline import index_paths
-
     from docsym.demo import SAMPLES
+    from docsym.indexer.pipeline import index_paths
 
     index_dir = tmp_path_factory.mktemp("sample-index")
     report = index_paths([SAMPLES], index_dir)
@@ -137,9 +136,8 @@ def new_database(server, name: str) -> str:
 @pytest.fixture(scope="session")
 def pg_sample_store(pg_server) -> str:
     """The bundled sample documents indexed into a shared store; its URL. Read-only for tests."""
-    from docsym.indexer.pipeline import index_paths
-
     from docsym.demo import SAMPLES
+    from docsym.indexer.pipeline import index_paths
 
     url = new_database(pg_server, "samples")
     report = index_paths([SAMPLES], url)

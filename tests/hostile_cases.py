@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import apsw
+
 from docsym.storage.consistency import check
 from docsym.storage.store import open_store
 from docsym.tools.search import hybrid_search

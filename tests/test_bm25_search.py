@@ -6,13 +6,13 @@ import random
 from pathlib import Path
 
 import pytest
+
 from docsym.language.terms import search_words
 from docsym.storage.bm25_search import Bm25Search
 from docsym.storage.store import Store
 from docsym.storage.vectors import BM25, Entry, VectorStore, connect
 from docsym.tools.evaluate import load_qa
 from docsym.tools.search import DEFAULT_VIEWS, _where
-
 from tests.conftest import doc_id_of
 
 _WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]

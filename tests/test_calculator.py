@@ -8,6 +8,9 @@ import math
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from docsym.tools.calculator import (
     FUNCTIONS,
     FUNCTIONS_HELP,
@@ -16,8 +19,6 @@ from docsym.tools.calculator import (
     calculate,
 )
 from docsym.tools.errors import ToolError
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 def value_of(expr: str) -> object:

@@ -10,6 +10,8 @@ from pathlib import Path
 import anyio
 import pymupdf
 import pytest
+from mcp import Client, StdioServerParameters
+
 from docsym.indexer.pdf.parser import parse_pdf
 from docsym.indexer.pipeline import index_paths
 from docsym.storage.store import Store, open_store
@@ -17,8 +19,6 @@ from docsym.tools.errors import NotFoundError
 from docsym.tools.passages import read_passage
 from docsym.tools.search import hybrid_search
 from docsym.tools.tables import lookup_cells
-from mcp import Client, StdioServerParameters
-
 from tests import pdf_factory
 from tests.conftest import REPO, doc_id_of
 
@@ -183,6 +183,7 @@ def test_every_tool_result_naming_a_pdf_place_has_a_bbox(sample_index: Path) -> 
 def test_index_upgrade_from_schema_2_fills_the_new_views(tmp_path: Path) -> None:
     """The migration to citable evidence re-indexes, so old documents gain sentences."""
     import duckdb
+
     from docsym.storage import schema
 
     folder = tmp_path / "docs"

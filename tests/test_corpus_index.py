@@ -4,7 +4,6 @@ scans are recorded without text, and the schema's descriptions reach the databas
 from __future__ import annotations
 
 from docsym.storage import schema
-
 from tests.conftest import doc_id_of
 
 DPR = "2004.04906v3_dpr.pdf"

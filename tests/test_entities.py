@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from docsym.indexer.entities import ProperNouns, explicit_relations, extract_mentions
 from docsym.indexer.entity_resolution import ResolutionSettings, Resolver
 from docsym.language.names import normalise_name
-
 from tests.conftest import doc_id_of
 
 NO_PROPER = ProperNouns([])

@@ -8,6 +8,9 @@ import re
 import sqlite3
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from docsym.tools.errors import ToolError
 from docsym.tools.filters import (
     FIELDS,
@@ -21,8 +24,6 @@ from docsym.tools.filters import (
     matches,
     parse_filter,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 TEXT_FIELDS = [name for name, kind in FIELDS.items() if kind == "text"]
 

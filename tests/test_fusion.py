@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+
 from docsym.language.terms import tokens
 from docsym.storage.store import EntryRow
 from docsym.tools import fusion
-
 from tests.conftest import doc_id_of
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from docsym.storage.store import Store, open_store
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.sql import run_sql

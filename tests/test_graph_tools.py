@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+
 from docsym.storage.store import open_store
 from docsym.tools.entities import find_entities
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.graph import entity_graph
 from docsym.tools.rank_nodes import _pareto_front, rank_nodes
 from docsym.tools.subtree import select_subtree
-
 from tests.conftest import DEV_QA, doc_id_of
 
 DPR = "2004.04906v3_dpr.pdf"

@@ -14,14 +14,14 @@ from pathlib import Path
 import anyio
 import numpy as np
 import pytest
+from mcp import Client
+
 from docsym.storage.consistency import check
 from docsym.storage.encoder import get_encoder
 from docsym.storage.sql_pool import SqlFailed, SqlLimits, SqlPool, SqlStopped
 from docsym.storage.store import open_store
 from docsym.storage.vectors import Entry, VectorStore
 from docsym.tools.search import hybrid_search
-from mcp import Client
-
 from tests.hostile_cases import HUGE_STRING_SQL, SLOW_SQL, agreement, hostile_calls, kill_in_window
 from tests.test_mcp_security import _server, _still_answers
 

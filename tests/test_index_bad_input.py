@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+
 from docsym.indexer.discover import doc_id_for, sha256_of
 from docsym.indexer.pipeline import IndexReport, index_paths
 from docsym.indexer.sinks import SinkBroken
@@ -28,7 +29,6 @@ from docsym.storage.store import open_store
 from docsym.storage.vectors import VectorStore
 from docsym.storage.writer import IndexWriter
 from docsym.tools.search import hybrid_search
-
 from tests.bad_files import (
     BAD_UTF8_NAME,
     billion_laughs_docx,

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import duckdb
 import pytest
+
+from docsym.cli import main
 from docsym.indexer.pipeline import index_paths
 from docsym.indexer.plans import STAGES
 from docsym.storage import migrations, schema
-
-from docsym.cli import main
 from tests import pdf_factory
 
 

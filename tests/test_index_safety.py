@@ -12,8 +12,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from docsym.storage import schema
 
+from docsym.storage import schema
 from tests.conftest import REPO
 
 PAPERS = [

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from docsym.indexer.pipeline import index_paths
 from mcp import Client, StdioServerParameters
 
 from docsym.demo import SAMPLES
+from docsym.indexer.pipeline import index_paths
 from tests.conftest import REPO
 
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from docsym.mcp_server.http import is_loopback, security_settings, warn_if_exposed
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from docsym.mcp_server.http import is_loopback, security_settings, warn_if_exposed
 from tests.conftest import REPO
 
 TOKEN = "test-token-Zq9~not-secret"

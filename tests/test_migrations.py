@@ -8,10 +8,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
+
 from docsym.indexer.pipeline import index_paths
 from docsym.storage import migrations, schema
 from docsym.storage.migrations import AddColumn, CreateTable, Migration
-
 from tests import pdf_factory
 
 

@@ -11,12 +11,12 @@ from pathlib import Path
 import duckdb
 import pymupdf
 import pytest
+
 from docsym.indexer.ocr.need import needs_ocr
 from docsym.indexer.ocr.pages import OcrRun
 from docsym.indexer.ocr.pool import OcrCache, OcrPool
 from docsym.indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
 from docsym.indexer.pipeline import index_paths
-
 from tests import pdf_factory
 
 HEADING = "2 Methods of Measurement"

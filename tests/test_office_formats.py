@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from defusedxml import ElementTree
+
 from docsym.indexer.model import ParsedDocument
 from docsym.indexer.office import parse_docx, parse_html, parse_markdown, parse_pptx
-
 from tests.conftest import CORPUS
 
 OFFICE = CORPUS / "office"

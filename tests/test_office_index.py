@@ -13,6 +13,9 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from openpyxl.drawing.image import Image as SheetImage
+from PIL import Image
+
 from docsym.indexer.pipeline import IndexReport, index_paths
 from docsym.storage.consistency import check
 from docsym.storage.store import Store, open_store
@@ -22,9 +25,6 @@ from docsym.tools.pages import view_page
 from docsym.tools.search import hybrid_search
 from docsym.tools.subtree import select_subtree
 from docsym.tools.tables import lookup_cells
-from openpyxl.drawing.image import Image as SheetImage
-from PIL import Image
-
 from tests.conftest import CORPUS
 
 OFFICE = CORPUS / "office"

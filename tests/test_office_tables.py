@@ -10,10 +10,10 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+
 from docsym.indexer.model import ParsedDocument, Table, TableCell
 from docsym.indexer.office import parse_xlsx
 from docsym.indexer.office.xlsx import display_text
-
 from tests.conftest import CORPUS
 
 NESTLE = CORPUS / "office" / "2023-half-year-analyses-by-segment.xlsx"

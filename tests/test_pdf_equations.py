@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pymupdf
+
 from docsym.indexer.pdf.equations import extract_equations
 from docsym.indexer.pdf.layout import read_layout
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pymupdf
 import pytest
+
 from docsym.indexer.pdf.figures import extract_figures
 from docsym.indexer.pdf.layout import read_layout
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pymupdf
+
 from docsym.indexer.pdf.layout import read_layout
 from docsym.indexer.pdf.references import extract_references
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+
 from docsym.indexer.model import Section
 from docsym.indexer.pdf.layout import read_layout
 from docsym.indexer.pdf.sections import extract_sections

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+
 from docsym.indexer.model import Table, TableCell
 from docsym.indexer.pdf.layout import read_layout
 from docsym.indexer.pdf.tables import extract_tables

@@ -18,6 +18,8 @@ import numpy as np
 import psycopg
 import pymupdf
 import pytest
+from mcp import Client, StdioServerParameters
+
 from docsym.indexer.pipeline import index_paths
 from docsym.storage.file_names import readable
 from docsym.storage.paths import IndexNotFoundError
@@ -29,8 +31,6 @@ from docsym.storage.sql_pool import SqlFailed, SqlStopped
 from docsym.storage.store import Store, open_store
 from docsym.tools.registry import tool
 from docsym.tools.sql import SqlError, run_sql
-from mcp import Client, StdioServerParameters
-
 from tests.conftest import REPO, new_database
 from tests.pdf_factory import text_pdf
 

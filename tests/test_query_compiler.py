@@ -13,6 +13,10 @@ from pathlib import Path
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp import Client, StdioServerParameters
+
 from docsym.storage.llm import ChatClient
 from docsym.storage.store import open_store
 from docsym.tools.errors import ToolError
@@ -29,10 +33,6 @@ from docsym.tools.query_grammar import (
     validate,
 )
 from docsym.tools.query_plans import compile_expression, compile_query, run_plan, translate
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from mcp import Client, StdioServerParameters
-
 from tests.conftest import REPO
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+
 from docsym.storage import schema
 from docsym.storage.rows import DocumentRows
 from docsym.storage.schema import ChunkRow

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from docsym.indexer.pipeline import index_paths
 from docsym.storage.consistency import check
 from docsym.storage.store import Store, open_store
 from docsym.tools.errors import ToolError
 from docsym.tools.filters import FilterError
 from docsym.tools.search import hybrid_search, vector_search
-
 from tests import pdf_factory
 from tests.conftest import REPO, doc_id_of
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from docsym.storage.settings import ENV_PREFIX, Settings, settings_table
 from pydantic import ValidationError
 
 from docsym.cli import main
+from docsym.storage.settings import ENV_PREFIX, Settings, settings_table
 from tests.conftest import REPO
 
 # Read by the test suite only (tests/conftest.py), documented in the README's test section.

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+
 from docsym.storage.reader import IndexReader
 from docsym.storage.sql_check import TABLE_FUNCTIONS, SqlRefused, check_statement
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.subtree import select_subtree
-
 from tests.conftest import doc_id_of
 
 DPR = "2004.04906v3_dpr.pdf"

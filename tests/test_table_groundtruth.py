@@ -13,7 +13,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from docsym.indexer.table_model import finish_table
 
 from bench.table_structure import (
     PR,
@@ -25,6 +24,7 @@ from bench.table_structure import (
     icdar_scores,
     question_words,
 )
+from docsym.indexer.table_model import finish_table
 
 
 def test_adjacency_relations_follow_spans_and_skip_empty_cells() -> None:

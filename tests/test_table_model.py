@@ -8,12 +8,13 @@ tables whose every data cell must get back the row path and column path it was g
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from docsym.indexer.model import Table, TableCell
 from docsym.indexer.table_model import finish_table, is_data_text, is_year, parse_number
 from docsym.indexer.table_summaries import MAX_CHARS, summarise_rows_and_columns, table_title
 from docsym.tools.tables import header_tree
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 def cell(row: int, col: int, text: str, row_span: int = 1, col_span: int = 1) -> TableCell:

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import anyio
 import pytest
+from pydantic_core import PydanticUndefined
+
+from docsym.cli import main
 from docsym.mcp_server.server import build_server
 from docsym.storage.store import open_store
 from docsym.tools import guide
 from docsym.tools.errors import ToolError
 from docsym.tools.registry import TOOLS, tool
 from docsym.tools.spec import ToolSpec
-from pydantic_core import PydanticUndefined
-
-from docsym.cli import main
 from tests.conftest import REPO
 
 

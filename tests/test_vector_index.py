@@ -6,6 +6,7 @@ import apsw
 import numpy as np
 import pytest
 import sqlite_vec
+
 from docsym.storage.vector_index import DIM, EXACT_SCAN_MAX_ROWS, VectorIndex, load_from_sqlite
 
 ROWS = 20_000

@@ -8,10 +8,10 @@ from pathlib import Path
 import duckdb
 import pymupdf
 import pytest
+
 from docsym.storage.store import Store, open_store
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.pages import BBOX_HELP, MAX_PIXELS, view_page
-
 from tests.pdf_factory import scanned_pdf, text_pdf
 
 SAMPLES = Path(__file__).resolve().parent.parent / "docsym" / "samples"

@@ -21,10 +21,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated
 
+from pydantic import Field
+
 from docsym.tools.errors import ToolError
 from docsym.tools.results import ToolResult
 from docsym.tools.spec import Arguments, ToolSpec
-from pydantic import Field
 
 MAX_EXPRESSION_CHARS = 2_000
 MAX_NODES = 500

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from pydantic import BaseModel, Field
+
 from docsym.storage import schema
 from docsym.storage.store import Store
 from docsym.storage.values import jsonable
 from docsym.tools.errors import ToolError
 from docsym.tools.results import TableResult
 from docsym.tools.spec import MAX_FILTER_CHARS, Arguments, Offset, ToolSpec
-from pydantic import BaseModel, Field
 
 MAX_DOCUMENTS = 200
 

@@ -7,6 +7,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import numpy as np
+from pydantic import BaseModel, Field
+from rapidfuzz import process
+from rapidfuzz.distance import JaroWinkler
+
 from docsym.language.names import normalise_name
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
@@ -14,9 +18,6 @@ from docsym.tools.evidence import Evidence, Target, find_evidence
 from docsym.tools.graph import EntityGraph, entity_graph
 from docsym.tools.results import ToolResult, markdown_table, page_citation, with_note
 from docsym.tools.spec import Arguments, Name, ToolSpec
-from pydantic import BaseModel, Field
-from rapidfuzz import process
-from rapidfuzz.distance import JaroWinkler
 
 MAX_LIMIT = 50
 SECTIONS_PER_ENTITY = 5

@@ -10,9 +10,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from docsym.storage.store import Store
 from docsym.tools.search import DEFAULT_VIEWS, SearchResult, hybrid_search, vector_search
-from pydantic import BaseModel
 
 KS = (1, 5, 10)
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain, groupby
 
+from pydantic import BaseModel, Field
+
 from docsym.language.terms import STOPWORDS, raw_words, spell_greek, strip_possessives, word_forms
 from docsym.storage.boxes import Box, union
 from docsym.storage.schema import table
@@ -37,7 +39,6 @@ from docsym.storage.store import Store
 from docsym.tools.fusion import quantity_words, wants_quantity
 from docsym.tools.results import page_labels
 from docsym.tools.threads import QUERY_THREADS
-from pydantic import BaseModel, Field
 
 CONTEXT_BEFORE, CONTEXT_AFTER = 1, 2  # neighbours shown around the cited window
 MAX_DOCUMENT_UNITS = 5000  # a document-level hit ranks at most this many sentences

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
+
 from docsym.language.names import normalise_name
 from docsym.storage.store import Store
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Annotated
 
+from pydantic import BaseModel, Field
+
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.results import ToolResult
 from docsym.tools.spec import Arguments, ToolSpec
-from pydantic import BaseModel, Field
 
 MAX_DEPTH = 10
 MAX_SECTIONS = 500

@@ -14,12 +14,13 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+from pydantic import Field
+
 from docsym.storage.file_names import original_path, readable
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.results import ToolResult
 from docsym.tools.spec import Arguments, Box, PageNumber, ToolSpec
-from pydantic import Field
 
 if TYPE_CHECKING:  # PyMuPDF loads on the first view_page: the server starts faster without it
     import pymupdf

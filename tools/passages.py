@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
+from pydantic import BaseModel, Field
+
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.results import ToolResult, markdown_table, page_citation, page_labels, with_note
 from docsym.tools.spec import Arguments, ToolSpec
-from pydantic import BaseModel, Field
 
 MAX_NEIGHBOURS = 5
 MAX_CHARS = 12_000

@@ -26,8 +26,9 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from docsym.tools.errors import ToolError
 from pydantic import BaseModel, Field
+
+from docsym.tools.errors import ToolError
 
 MAX_EXPRESSION_CHARS = 4000
 MAX_QUESTION_CHARS = 500

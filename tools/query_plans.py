@@ -22,6 +22,8 @@ from typing import Annotated
 
 import anyio
 import anyio.to_thread
+from pydantic import BaseModel, Field
+
 from docsym.storage.llm import ChatClient, LlmError, chat_client
 from docsym.storage.settings import get_settings
 from docsym.storage.store import Store
@@ -40,7 +42,6 @@ from docsym.tools.query_grammar import (
 from docsym.tools.results import ToolResult, page_citation, trimmed, with_note
 from docsym.tools.search import MAX_LIMIT, SearchHit, hybrid_search
 from docsym.tools.spec import MAX_FILTER_CHARS, Arguments, Label, Name, ToolSpec
-from pydantic import BaseModel, Field
 
 MAX_ANSWER_CHARS = 300
 MAX_CONCURRENT_LEAVES = 4

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from typing import Annotated
 
 import numpy as np
+from pydantic import Field
+
 from docsym.language.names import normalise_name
 from docsym.storage.store import Store
 from docsym.tools.errors import ToolError
@@ -44,7 +46,6 @@ from docsym.tools.subtree import (
     fill_from_views,
     resolve_root,
 )
-from pydantic import Field
 
 CRITERIA = ("graph", "text", "lexical")
 NODE_TYPES = ("section", "text", "table", "image", "equation")

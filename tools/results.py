@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from docsym.storage.store import Store
 from pydantic import BaseModel, Field
+
+from docsym.storage.store import Store
 
 # Clients reject responses over ~25k tokens; NeuSym-RAG caps an observation at ~5k tokens.
 MAX_RESULT_CHARS = 20_000

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import numpy as np
+from pydantic import BaseModel, Field
+
 from docsym.storage.schema import encodable_columns, table
 from docsym.storage.store import EntryRow, Store
 from docsym.tools.errors import ToolError
@@ -19,7 +21,6 @@ from docsym.tools.fusion import fuse, prepare
 from docsym.tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
 from docsym.tools.spec import MAX_FILTER_CHARS, Arguments, Name, ToolSpec
 from docsym.tools.threads import QUERY_THREADS
-from pydantic import BaseModel, Field
 
 MAX_LIMIT = 100
 HIT_TEXT_CHARS = 700  # a hit's text is trimmed; fetch the row with run_sql for all of it

@@ -13,11 +13,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from docsym.storage.store import Store
 from docsym.storage.values import echo
 from docsym.tools.errors import ToolError
 from docsym.tools.results import ToolResult
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 MAX_ECHO_CHARS = 120  # how much of a bad argument a refusal quotes back
 MAX_PROBLEMS = 5  # how many bad arguments a refusal lists

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from pydantic import Field
+
 from docsym.storage.sql_check import MAX_SQL_CHARS
 from docsym.storage.sql_pool import SqlFailed, SqlStopped
 from docsym.storage.store import Store
 from docsym.tools.errors import ToolError
 from docsym.tools.results import TableResult, fit_rows
 from docsym.tools.spec import Arguments, ToolSpec
-from pydantic import Field
 
 MAX_ROWS = 500
 DEFAULT_ROWS = 50

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from pydantic import BaseModel, Field
+
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.results import (
@@ -20,7 +22,6 @@ from docsym.tools.results import (
     with_note,
 )
 from docsym.tools.spec import Arguments, Name, Offset, PageNumber, ToolSpec
-from pydantic import BaseModel, Field
 
 NODE_TYPES = ("section", "text", "table", "image", "equation")
 # `sub`: the ids of the tree nodes under the node bound to the first ?, that node included.

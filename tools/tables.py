@@ -12,6 +12,8 @@ from __future__ import annotations
 from html import escape
 from typing import Annotated, Any
 
+from pydantic import BaseModel, Field
+
 from docsym.language.labels import acronym_words, label_core, label_key, label_stems, label_words
 from docsym.language.terms import FUNCTION_WORDS
 from docsym.storage.store import Store
@@ -25,7 +27,6 @@ from docsym.tools.results import (
     page_labels,
 )
 from docsym.tools.spec import Arguments, Label, Name, ToolSpec
-from pydantic import BaseModel, Field
 
 FORMATS = ("markdown", "html", "cells")
 MAX_CELLS = 10_000

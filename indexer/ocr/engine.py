@@ -17,6 +17,7 @@ from importlib.metadata import version
 
 import cv2
 import numpy as np
+
 from docsym.indexer.model import BBox
 from docsym.storage.settings import get_settings
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pymupdf
+
 from docsym.storage.settings import OcrMode
 
 # Rendered this coarse, a page is measured in a few milliseconds.

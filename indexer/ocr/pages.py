@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pymupdf
+
 from docsym.indexer.ocr.need import needs_ocr
 from docsym.indexer.ocr.pool import OcrPool, PageImage
 from docsym.indexer.ocr.text_layer import write_text_layer

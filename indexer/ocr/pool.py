@@ -22,6 +22,7 @@ from pathlib import Path
 
 import apsw
 import numpy as np
+
 from docsym.indexer.ocr.engine import OcrLine, PageOcr, engine_version, read_image
 from docsym.storage.process_limits import die_with_parent, lift_address_cap
 

@@ -14,6 +14,7 @@ and the boxes found on it are mapped back to the page as the file shows it.
 from __future__ import annotations
 
 import pymupdf
+
 from docsym.indexer.ocr.engine import PageOcr
 from docsym.indexer.pdf.layout import reading_order
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pymupdf
+
 from docsym.indexer.model import BBox, ParsedDocument
 
 

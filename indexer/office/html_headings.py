@@ -16,6 +16,7 @@ import re
 import warnings
 
 from bs4 import BeautifulSoup, Tag, XMLParsedAsHTMLWarning
+
 from docsym.indexer.errors import ParseError
 from docsym.indexer.heading_numbers import split_heading_number
 

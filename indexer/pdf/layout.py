@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import pymupdf
+
 from docsym.indexer.model import BBox
 
 # Lines in the top or bottom margin band (as a share of page height) may be running furniture.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import pymupdf
+
 from docsym.indexer.model import DocumentMeta
 from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout
 

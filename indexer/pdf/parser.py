@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pymupdf
+
 from docsym.indexer.chunking import LineSpan, TextUnit, chunk_units
 from docsym.indexer.errors import ParseError
 from docsym.indexer.model import (

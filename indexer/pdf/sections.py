@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pymupdf
+
 from docsym.indexer.heading_numbers import LETTER, split_heading_number
 from docsym.indexer.model import BBox, Section, Table
 from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout

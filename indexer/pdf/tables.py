@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from statistics import median
 
 import pymupdf
+
 from docsym.indexer.model import BBox, Table, TableCell
 from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout, turn_matrix, upright_view
 from docsym.indexer.table_checks import check_structure

@@ -9,9 +9,10 @@ SELECT on the views.
 from __future__ import annotations
 
 import psycopg
-from docsym.storage.postgres.ddl import READER_ROLE
 from pgvector.psycopg import register_vector
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from docsym.storage.postgres.ddl import READER_ROLE
 
 
 def connect(url: str, *, autocommit: bool = False) -> psycopg.Connection:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 
 import psycopg
+
 from docsym.storage import migrations, schema
 from docsym.storage.postgres import ddl
 from docsym.storage.settings import get_settings

@@ -24,6 +24,9 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from psycopg import errors
+from psycopg_pool import ConnectionPool, PoolTimeout
+
 from docsym.language.terms import search_words
 from docsym.storage.bm25_search import K1, B  # BM25 as FTS5 computes it
 from docsym.storage.paths import IndexNotFoundError
@@ -37,8 +40,6 @@ from docsym.storage.sql_worker import MAX_COLUMNS, bounded_rows
 from docsym.storage.store import EntryRow, Store
 from docsym.storage.values import scrub
 from docsym.storage.vectors import vec_table
-from psycopg import errors
-from psycopg_pool import ConnectionPool, PoolTimeout
 
 # Keyword search reads the postings of the rarest query terms, up to this many (summed
 # document frequency; the rarest term is read whatever its count).

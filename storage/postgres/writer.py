@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import psycopg
+
 from docsym.storage import schema
 from docsym.storage.file_names import original_path
 from docsym.storage.postgres import ddl
