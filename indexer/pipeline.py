@@ -22,6 +22,7 @@ from docsym.indexer.ocr import PROCESS_MB as OCR_PROCESS_MB
 from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
 from docsym.indexer.sinks import Sink, SinkBroken, ocr_cache_path, open_sink
 from docsym.indexer.workers import Step, WorkerPool, budget_from_settings
+from docsym.storage.extras import require
 from docsym.storage.file_names import readable
 from docsym.storage.process_limits import give_back_free_memory
 from docsym.storage.settings import OcrMode, get_settings
@@ -193,12 +194,8 @@ def _on_dask(
 
 def _dask_executor(stack: ExitStack, workers: int, dask: str) -> tuple[Executor, int]:
     """A Dask cluster's executor, and how many documents to keep going."""
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise RuntimeError(
-            "docsym index --dask needs Dask distributed: pip install 'docsym[dask]'"
-        ) from None
+    require("docsym index --dask", ("distributed",), "dask")
+    from distributed import Client, LocalCluster
 
     # Distributed sets its loggers to INFO when imported; a run's report says what matters.
     if not log.isEnabledFor(logging.DEBUG):
