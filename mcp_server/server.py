@@ -1,10 +1,14 @@
-"""The MCP server: every tool of ``tools.registry`` registered in one loop, plus the resources and
-prompts. Nothing here retrieves or formats: the tools' results render their own markdown.
+"""The MCP server: every tool of ``tools.registry`` registered in one loop, plus the resources,
+prompts and completions. Nothing here retrieves or formats: the tools' results render their own
+markdown.
 
-Each registered handler has the signature of its tool's argument model, so the JSON schema a
-client sees is that model's (descriptions and ranges included). A tool's refusal (``ToolError``)
-or a missing index becomes an MCP tool error whose text says how to fix the call. Nothing here
-writes to stdout (the stdio transport owns it): logs go to stderr.
+Each registered handler has the signature of its tool's argument model, so the input schema a
+client sees is that model's (descriptions and ranges included), and each tool declares the JSON
+schema of its result model as its output schema. A tool's refusal (``ToolError``) or a missing
+index becomes an MCP tool error whose text says how to fix the call; a bad prompt request is an
+invalid-params error naming what is valid. A client that sends a progress token hears when a
+call starts and ends, and after each step of a tool that reports steps (run_plan's leaves).
+Nothing here writes to stdout (the stdio transport owns it): logs go to stderr.
 """
 
 from __future__ import annotations
@@ -15,15 +19,36 @@ import gc
 import inspect
 import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated, Any
 
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, UnexpectedToolError
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
-from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
+from mcp.server.mcpserver.tools import Tool
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    Completion,
+    CompletionArgument,
+    CompletionContext,
+    GetPromptResult,
+    ImageContent,
+    InputRequiredResult,
+    PromptReference,
+    ResourceTemplateReference,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import ValidationError
 
 from docsym.storage.encoder import query_encoder
@@ -43,6 +68,9 @@ log = logging.getLogger("docsym.mcp")
 # that was 7 ms of an average hybrid_search and up to 90 ms of single calls (bench/query_speed.py).
 # Cycles are still collected, only after 50,000 allocations instead of 700.
 GC_THRESHOLDS = (50_000, 20, 100)
+
+DESCRIPTION = "Documents indexed into tables, sections and vectors, searched and cited by page."
+OUTLINE_URI = "docsym://documents/{doc_id}/outline"
 
 INSTRUCTIONS = (
     "docsym serves a neuro-symbolic index of documents. Read the schema resource "
@@ -67,6 +95,33 @@ class DocsymServer(MCPServer):
             raise McpToolError(_crash_text(name, exc.__cause__)) from exc
         except McpToolError as exc:
             raise McpToolError(_refusal_text(name, exc)) from exc
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None
+    ) -> GetPromptResult | InputRequiredResult:
+        """A request the prompt cannot take is the client's mistake: invalid params, in one
+        line that says what is valid. (The SDK would answer code 0 and log a traceback.)"""
+        prompts = {prompt.name: prompt for prompt in await self.list_prompts()}
+        prompt = prompts.get(name)
+        if prompt is None:
+            raise _invalid_params(
+                f"no prompt {echo(repr(name), 80)}; the prompts are: {', '.join(prompts)}"
+            )
+        takes = [argument.name for argument in prompt.arguments or []]
+        usage = f"Get it as {name}({', '.join(takes)})."
+        unknown = [key for key in arguments or {} if key not in takes]
+        if unknown:
+            names = ", ".join(echo(repr(key), 80) for key in unknown[:5])
+            raise _invalid_params(f"{name}: unknown argument(s) {names}. {usage}")
+        required = [a.name for a in prompt.arguments or [] if a.required]
+        missing = [key for key in required if key not in (arguments or {})]
+        if missing:
+            raise _invalid_params(f"{name}: missing argument(s) {', '.join(missing)}. {usage}")
+        return await super().get_prompt(name, arguments, context)
+
+
+def _invalid_params(message: str) -> MCPError:
+    return MCPError(code=INVALID_PARAMS, message=message)
 
 
 def _refuse_unknown_arguments(name: str, arguments: dict[str, Any]) -> None:
@@ -95,33 +150,107 @@ def _crash_text(name: str, cause: BaseException | None) -> str:
 
 def build_server(index: Path | str) -> MCPServer:
     store = open_store(index)
-    server = DocsymServer(name="docsym", instructions=INSTRUCTIONS)
+    server = DocsymServer(
+        name="docsym",
+        title="docsym",
+        description=DESCRIPTION,
+        version=package_version(),
+        instructions=INSTRUCTIONS,
+        tools=[_tool(spec, store) for spec in TOOLS],
+    )
     query_encoder().warm_up()  # the first search should not wait for the model
-    for spec in TOOLS:
-        server.add_tool(
-            _handler(spec, store),
-            name=spec.name,
-            description=spec.description,
-            annotations=ToolAnnotations(
-                readOnlyHint=spec.read_only, destructiveHint=False, openWorldHint=False
-            ),
-        )
     _add_resources(server, store)
     _add_prompts(server, store)
+    _add_completions(server, store)
     return server
 
 
-def _handler(spec: ToolSpec, store: Store) -> Callable[..., CallToolResult]:
-    """A function the SDK can register: keyword arguments as the spec's model declares them."""
+def package_version() -> str:
+    """docsym's installed version (read from the distribution: the layer rule keeps this module
+    from importing the top-level package)."""
+    try:
+        return version("docsym")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0.0.0"
 
-    def call(**arguments: Any) -> CallToolResult:
+
+def _tool(spec: ToolSpec, store: Store) -> Tool:
+    """The SDK's tool for a spec, declaring the result model's schema as its output schema.
+
+    The schema is set on the tool rather than derived by the SDK from a return annotation: the
+    SDK would describe the model as it validates (view_page's PNG field, which the dump leaves
+    out, required) and validate every result again, though a tool's result is a model that has
+    been validated once already. tests/test_mcp_protocol.py checks what is sent against it."""
+    registered = Tool.from_function(
+        _handler(spec, store),
+        name=spec.name,
+        description=spec.description,
+        annotations=ToolAnnotations(
+            readOnlyHint=spec.read_only, destructiveHint=False, openWorldHint=False
+        ),
+        context_kwarg="context",
+        structured_output=False,
+    )
+    registered.fn_metadata.output_schema = spec.output_schema()
+    return registered
+
+
+def _handler(spec: ToolSpec, store: Store) -> Callable[..., Awaitable[CallToolResult]]:
+    """A function the SDK can register: keyword arguments as the spec's model declares them,
+    plus the request's context (which the SDK leaves out of the input schema)."""
+
+    async def call(context: Context, **arguments: Any) -> CallToolResult:
+        progress = CallProgress.of(context, spec.name)
+        await progress.started()
         with _refusals():
-            result = spec.run(store, arguments)
+            step = progress.step if progress.wanted else None
+            result = await anyio.to_thread.run_sync(partial(spec.run, store, arguments, step))
+        await progress.finished()
         return _reply(result)
 
     call.__name__ = spec.name
     call.__signature__ = _signature(spec)  # type: ignore[attr-defined]
     return call
+
+
+class CallProgress:
+    """Progress notifications for one tool call, sent only if the client gave a progress token:
+    0 at the start, each step the tool reports as n of N (sent as n of N+1), and the end as
+    N+1 of N+1, so the values only ever grow (the protocol's rule) and the last one is 100%."""
+
+    def __init__(self, context: Context, name: str, wanted: bool) -> None:
+        self.context = context
+        self.name = name
+        self.wanted = wanted
+        self.steps = 0  # the tool's step count, once it has reported one
+        self.loop = anyio.lowlevel.current_token()  # for steps reported from worker threads
+
+    @classmethod
+    def of(cls, context: Context, name: str) -> CallProgress:
+        try:
+            meta = context.request_context.meta
+        except ValueError:  # called in-process, outside any request
+            meta = None
+        return cls(context, name, wanted=bool(meta) and meta.get("progress_token") is not None)
+
+    async def started(self) -> None:
+        await self._send(0, None, f"{self.name} started")
+
+    def step(self, done: int, steps: int, message: str) -> None:
+        """The tools' ``Progress`` callback; called from the tool's threads."""
+        self.steps = steps
+        anyio.from_thread.run(self._send, done, steps + 1, message, token=self.loop)
+
+    async def finished(self) -> None:
+        await self._send(self.steps + 1, self.steps + 1, f"{self.name} done")
+
+    async def _send(self, progress: float, total: float | None, message: str) -> None:
+        if not self.wanted:
+            return
+        try:
+            await self.context.report_progress(progress, total, message)
+        except Exception as exc:  # a lost notification must not fail the call it reports on
+            log.warning("progress for %s not sent: %s: %s", self.name, type(exc).__name__, exc)
 
 
 def _signature(spec: ToolSpec) -> inspect.Signature:
@@ -134,7 +263,8 @@ def _signature(spec: ToolSpec) -> inspect.Signature:
         )
         for name, field in spec.arguments.model_fields.items()
     ]
-    return inspect.Signature(parameters, return_annotation=CallToolResult)
+    context = inspect.Parameter("context", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+    return inspect.Signature([context, *parameters], return_annotation=CallToolResult)
 
 
 @contextmanager
@@ -156,7 +286,8 @@ def _reply(result: ToolResult) -> CallToolResult:
         data = base64.b64encode(png).decode("ascii")
         content.append(ImageContent(type="image", data=data, mime_type="image/png"))
     content.append(TextContent(type="text", text=result.to_markdown()))
-    return CallToolResult(content=content, structured_content=result.model_dump())
+    # JSON mode: the structured content is the serialisation the output schema describes.
+    return CallToolResult(content=content, structured_content=result.model_dump(mode="json"))
 
 
 def _add_resources(server: MCPServer, store: Store) -> None:
@@ -182,7 +313,7 @@ def _add_resources(server: MCPServer, store: Store) -> None:
         return documents.list_documents(store, limit=documents.MAX_DOCUMENTS).to_markdown()
 
     @server.resource(
-        "docsym://documents/{doc_id}/outline",
+        OUTLINE_URI,
         name="outline",
         description="A document's section tree with page ranges and table/figure/equation counts.",
         mime_type="text/markdown",
@@ -226,6 +357,24 @@ def _add_prompts(server: MCPServer, store: Store) -> None:
     )
     def recap(question: str) -> str:
         return guide.recap_prompt(question)
+
+
+def _add_completions(server: MCPServer, store: Store) -> None:
+    """Complete the outline template's doc_id from the index's documents, prefix first. No
+    prompt takes a doc_id (each takes a free question), so prompts get no values."""
+
+    @server.completion()
+    async def complete(
+        ref: PromptReference | ResourceTemplateReference,
+        argument: CompletionArgument,
+        context: CompletionContext | None,
+    ) -> Completion | None:
+        wants_doc_id = isinstance(ref, ResourceTemplateReference) and ref.uri == OUTLINE_URI
+        if not wants_doc_id or argument.name != "doc_id":
+            return None
+        found = partial(documents.doc_ids_starting, store, argument.value)
+        values, total = await anyio.to_thread.run_sync(found)
+        return Completion(values=values, total=total, has_more=total > len(values))
 
 
 def serve_stdio(index: Path | str) -> None:

@@ -11,9 +11,10 @@ from docsym.storage.store import Store
 from docsym.storage.values import jsonable
 from docsym.tools.errors import ToolError
 from docsym.tools.results import TableResult
-from docsym.tools.spec import MAX_FILTER_CHARS, Arguments, Offset, ToolSpec
+from docsym.tools.spec import MAX_FILTER_CHARS, MAX_NAME_CHARS, Arguments, Offset, ToolSpec
 
 MAX_DOCUMENTS = 200
+MAX_COMPLETIONS = 100  # MCP caps a completion at 100 values
 
 
 class IndexStatus(BaseModel):
@@ -43,6 +44,22 @@ def list_documents(store: Store, filter: str = "", limit: int = 50, offset: int 
     if offset + len(rows) < total:
         note = f"{total} documents in all; call again with offset={offset + len(rows)} for more."
     return TableResult(columns=columns, rows=rows, truncated=note is not None, note=note)
+
+
+def doc_ids_starting(
+    store: Store, prefix: str, limit: int = MAX_COMPLETIONS
+) -> tuple[list[str], int]:
+    """The first ``limit`` doc_ids that start with ``prefix`` (any case), in order, and how many
+    start with it in all: what a client offers as it completes a doc_id."""
+    if len(prefix) > MAX_NAME_CHARS:  # longer than any id a tool takes: it matches nothing
+        return [], 0
+    con = store.sql()
+    where = "WHERE strpos(lower(doc_id), lower(?)) = 1"
+    total = con.execute(f"SELECT count(*) FROM documents {where}", [prefix]).fetchone()[0]
+    rows = con.execute(
+        f"SELECT doc_id FROM documents {where} ORDER BY doc_id LIMIT ?", [prefix, limit]
+    ).fetchall()
+    return [row[0] for row in rows], int(total)
 
 
 def index_status(store: Store) -> IndexStatus:

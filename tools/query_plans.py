@@ -41,7 +41,7 @@ from docsym.tools.query_grammar import (
 )
 from docsym.tools.results import ToolResult, page_citation, trimmed, with_note
 from docsym.tools.search import MAX_LIMIT, SearchHit, hybrid_search
-from docsym.tools.spec import MAX_FILTER_CHARS, Arguments, Label, Name, ToolSpec
+from docsym.tools.spec import MAX_FILTER_CHARS, Arguments, Label, Name, Progress, ToolSpec
 
 MAX_ANSWER_CHARS = 300
 MAX_CONCURRENT_LEAVES = 4
@@ -243,9 +243,10 @@ def run_plan(
     limit: int = 5,
     views: list[str] | None = None,
     filter: str = "",
+    progress: Progress | None = None,
 ) -> PlanRun:
     """Run every leaf whose placeholders are answered and whose evidence is still needed; say
-    which leaves wait for which names."""
+    which leaves wait for which names. ``progress`` hears of each leaf as its search ends."""
     compiled = compile_expression(expression)
     given = _check_answers(answers or {}, compiled)
     runs: list[LeafRun] = []
@@ -267,7 +268,8 @@ def run_plan(
         (lambda run=run: hybrid_search(store, run.question, filter, limit, views))
         for run in runnable
     ]
-    for run, result in zip(runnable, run_concurrently(searches), strict=True):
+    finished = _leaf_reporter(runnable, progress)
+    for run, result in zip(runnable, run_concurrently(searches, finished), strict=True):
         run.hits = result.hits
     done = {r.leaf for r in runs if r.status != "waiting"}
     givers = {n: ids for stage in compiled.stages for n, ids in stage.waits_for.items()}
@@ -287,11 +289,35 @@ def run_plan(
     )
 
 
-def run_concurrently(calls: list[Callable[[], object]]) -> list:
-    """Call each in a worker thread, at most MAX_CONCURRENT_LEAVES at once; results in order."""
-    if len(calls) <= 1:
-        return [call() for call in calls]
+def _leaf_reporter(
+    runnable: list[LeafRun], progress: Progress | None
+) -> Callable[[int], None] | None:
+    """A callback for run_concurrently that tells ``progress`` how many leaves have run."""
+    if progress is None:
+        return None
+    done = 0
+
+    def finished(n: int) -> None:
+        nonlocal done  # only the calling thread runs it (run_concurrently's event loop)
+        done += 1
+        run = runnable[n]
+        progress(done, len(runnable), f"leaf {run.leaf} searched: {trimmed(run.question, 80)}")
+
+    return finished
+
+
+def run_concurrently(
+    calls: list[Callable[[], object]], finished: Callable[[int], None] | None = None
+) -> list:
+    """Call each in a worker thread, at most MAX_CONCURRENT_LEAVES at once; results in order.
+    ``finished(n)`` is called as call n returns, always from the calling thread."""
     results: list[object] = [None] * len(calls)
+    if len(calls) <= 1:  # one search needs no event loop
+        for n, call in enumerate(calls):
+            results[n] = call()
+            if finished is not None:
+                finished(n)
+        return results
 
     async def all_of_them() -> None:
         limiter = anyio.CapacityLimiter(MAX_CONCURRENT_LEAVES)
@@ -301,6 +327,8 @@ def run_concurrently(calls: list[Callable[[], object]]) -> list:
 
     async def _one(n: int, call: Callable[[], object], limiter: anyio.CapacityLimiter) -> None:
         results[n] = await anyio.to_thread.run_sync(call, limiter=limiter)
+        if finished is not None:
+            finished(n)
 
     anyio.run(all_of_them)
     return results

@@ -9,9 +9,10 @@ added to ``tools/registry.py``.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -26,15 +27,22 @@ MAX_OFFSET = 1_000_000
 MAX_COORDINATE = 100_000.0  # PDF pages are at most 14,400 points a side
 MAX_FILTER_CHARS = 2_000
 MAX_PAGE = 100_000
+MAX_NAME_CHARS = 64
 
 # Argument types shared by the tools: every string, list and number a client sends is bounded,
 # so a refusal (and the work before it) stays small whatever comes in.
-Name = Annotated[str, Field(max_length=64)]  # ids, collections, view and type names
+Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]  # ids, collections, view and type names
 Label = Annotated[str, Field(max_length=200)]  # header labels, titles, placeholder values
 Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET, description="rows to skip, for paging")]
 Coordinate = Annotated[float, Field(ge=-MAX_COORDINATE, le=MAX_COORDINATE, allow_inf_nan=False)]
 Box = Annotated[list[Coordinate], Field(min_length=4, max_length=4)]
 PageNumber = Annotated[int, Field(ge=1, le=MAX_PAGE, description="1-based PDF page")]
+
+
+# How a tool that works in steps says how far it is: (steps done, steps in all, what was just
+# done). A plain callable, so the tools need not know who listens: the MCP server turns the calls
+# into progress notifications when the client asked for them.
+Progress = Callable[[int, int, str], None]
 
 
 class Arguments(BaseModel):
@@ -51,19 +59,46 @@ class ToolSpec:
     arguments: type[Arguments]
     # The plain function: called as function(store, **arguments) (without the store when
     # needs_store is False), its parameters named as the argument model's fields
-    # (tests/test_tool_registry.py checks they agree).
+    # (tests/test_tool_registry.py checks they agree), its return annotation the ToolResult
+    # subclass it answers with (the output schema clients see is that model's). A function
+    # that also takes ``progress: Progress | None = None`` reports its steps through it.
     function: Callable[..., ToolResult]
     needs_store: bool = True  # False for tools that read no index (calculate)
     read_only: bool = True
 
-    def run(self, store: Store, arguments: Mapping[str, Any]) -> ToolResult:
-        """Validate ``arguments`` against the tool's model and call its function."""
+    def run(
+        self, store: Store, arguments: Mapping[str, Any], progress: Progress | None = None
+    ) -> ToolResult:
+        """Validate ``arguments`` against the tool's model and call its function; ``progress``
+        hears of its steps if it reports any (``reports_progress``)."""
         try:
             args = self.arguments.model_validate(dict(arguments))
         except ValidationError as exc:
             raise ToolError(argument_problems(self, exc)) from None
         values = dict(args)
+        if progress is not None and self.reports_progress:
+            values["progress"] = progress
         return self.function(store, **values) if self.needs_store else self.function(**values)
+
+    @property
+    def reports_progress(self) -> bool:
+        """Whether the function takes a ``progress`` callback (read from its signature, so it
+        cannot disagree with it)."""
+        return "progress" in inspect.signature(self.function).parameters
+
+    @property
+    def result(self) -> type[ToolResult]:
+        """The model the tool answers with, read from its function's return annotation."""
+        answer = get_type_hints(self.function).get("return")
+        if not (isinstance(answer, type) and issubclass(answer, ToolResult)):
+            raise TypeError(f"{self.name}: the function must be annotated to return a ToolResult")
+        return answer
+
+    def output_schema(self) -> dict[str, Any]:
+        """The JSON schema of the structured content the tool sends: its result model as it
+        serialises (``model_dump(mode="json")``), so a field left out of the dump (view_page's
+        PNG, sent as an image instead) is not in it, and every field the dump writes is."""
+        return self.result.model_json_schema(mode="serialization")
 
     def usage(self) -> str:
         """``hybrid_search(query, filter, limit, views)``: the call as a client writes it."""
