@@ -1,11 +1,12 @@
 """What an installed docsym puts in site-packages: one name, ``docsym``, holding every layer.
 
-The wheel is built from the checkout as pip builds it (setuptools from this environment, no
-download), then read as a zip.
+The wheel is built as pip builds it (setuptools from this environment, no download) from a
+copy of the checkout, since an in-tree build leaves a build/ folder behind, then read as a zip.
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -21,9 +22,12 @@ LAYERS = ("language", "storage", "indexer", "tools", "mcp_server")
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     out = tmp_path_factory.mktemp("wheel")
+    source = out / "source"
+    skip = shutil.ignore_patterns(".*", "build", "tests", "bench", "*.egg-info", "__pycache__")
+    shutil.copytree(REPO, source, ignore=skip)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
-        + ["-w", str(out), str(REPO)],
+        + ["-w", str(out), str(source)],
         check=True,
         capture_output=True,
         cwd=out,

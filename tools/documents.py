@@ -10,8 +10,9 @@ from docsym.storage import schema
 from docsym.storage.store import Store
 from docsym.storage.values import jsonable
 from docsym.tools.errors import ToolError
+from docsym.tools.filters import MAX_FILTER_CHARS
 from docsym.tools.results import TableResult
-from docsym.tools.spec import MAX_FILTER_CHARS, MAX_NAME_CHARS, Arguments, Offset, ToolSpec
+from docsym.tools.spec import MAX_NAME_CHARS, Arguments, Offset, ToolSpec
 
 MAX_DOCUMENTS = 200
 MAX_COMPLETIONS = 100  # MCP caps a completion at 100 values

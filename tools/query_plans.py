@@ -28,6 +28,7 @@ from docsym.storage.llm import ChatClient, LlmError, chat_client
 from docsym.storage.settings import get_settings
 from docsym.storage.store import Store
 from docsym.tools.errors import ToolError
+from docsym.tools.filters import MAX_FILTER_CHARS
 from docsym.tools.query_grammar import (
     MAX_EXPRESSION_CHARS,
     Atomic,
@@ -41,7 +42,7 @@ from docsym.tools.query_grammar import (
 )
 from docsym.tools.results import ToolResult, page_citation, trimmed, with_note
 from docsym.tools.search import MAX_LIMIT, SearchHit, hybrid_search
-from docsym.tools.spec import MAX_FILTER_CHARS, Arguments, Label, Name, Progress, ToolSpec
+from docsym.tools.spec import Arguments, Label, Name, Progress, ToolSpec
 
 MAX_ANSWER_CHARS = 300
 MAX_CONCURRENT_LEAVES = 4

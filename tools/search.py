@@ -16,10 +16,10 @@ from docsym.storage.schema import encodable_columns, table
 from docsym.storage.store import EntryRow, Store
 from docsym.tools.errors import ToolError
 from docsym.tools.evidence import Target, find_evidence
-from docsym.tools.filters import OPERATORS_HELP, parse_filter
+from docsym.tools.filters import MAX_FILTER_CHARS, OPERATORS_HELP, parse_filter
 from docsym.tools.fusion import fuse, prepare
 from docsym.tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
-from docsym.tools.spec import MAX_FILTER_CHARS, Arguments, Name, ToolSpec
+from docsym.tools.spec import Arguments, Name, ToolSpec
 from docsym.tools.threads import QUERY_THREADS
 
 MAX_LIMIT = 100

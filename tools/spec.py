@@ -17,15 +17,13 @@ from typing import Annotated, Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from docsym.storage.store import Store
-from docsym.storage.values import echo
+from docsym.storage.values import MAX_ECHO_CHARS, echo
 from docsym.tools.errors import ToolError
 from docsym.tools.results import ToolResult
 
-MAX_ECHO_CHARS = 120  # how much of a bad argument a refusal quotes back
 MAX_PROBLEMS = 5  # how many bad arguments a refusal lists
 MAX_OFFSET = 1_000_000
 MAX_COORDINATE = 100_000.0  # PDF pages are at most 14,400 points a side
-MAX_FILTER_CHARS = 2_000
 MAX_PAGE = 100_000
 MAX_NAME_CHARS = 64
 
