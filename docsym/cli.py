@@ -5,20 +5,16 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import time
 from pathlib import Path
 
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
+from docsym import __version__
+from docsym.client_config import CLIENTS, DEFAULT_URL
+from docsym.output import err, print_json, print_table, print_text
 from docsym.storage.file_names import readable
-from docsym.storage.paths import IndexNotFoundError, is_store_url, resolve_index_dir
+from docsym.storage.paths import IndexNotFoundError, IndexPaths, is_store_url, resolve_index_dir
 from docsym.storage.settings import SettingsError, get_settings, reload_settings, settings_table
-
-# Messages are never folded: a path or a reason stays on one line for logs and pipes.
-err = Console(stderr=True, soft_wrap=True)
-out = Console()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="docsym", description="Neuro-symbolic document index served over MCP."
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    parser.add_argument("--version", action="version", version=f"docsym {__version__}")
     sub = parser.add_subparsers(title="commands")
 
     def where(p: argparse.ArgumentParser) -> None:
@@ -108,14 +105,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=_cmd_index)
 
+    def as_json(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--json", action="store_true", help="print the structured result as JSON, alone"
+        )
+
     p = sub.add_parser("status", help="what the index holds")
     where(p)
+    as_json(p)
     p.set_defaults(run=_cmd_status)
 
     p = sub.add_parser("sql", help="run one read-only SQL statement against the index")
     p.add_argument("sql")
     where(p)
     p.add_argument("--limit", type=int, default=50)
+    as_json(p)
     p.set_defaults(run=_cmd_sql)
 
     p = sub.add_parser("search", help="hybrid (or single-collection) search over the index")
@@ -133,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--collection", default="hybrid", help="hybrid (default), bm25, or a dense collection"
     )
     p.add_argument("--limit", type=int, default=10)
+    as_json(p)
     p.set_defaults(run=_cmd_search)
 
     p = sub.add_parser("eval", help="recall@k and MRR of gold pages for a QA set, per mode")
@@ -152,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     where(p)
     p.add_argument("--list", action="store_true", help="list the tools and their arguments")
-    p.add_argument("--json", action="store_true", help="print the structured result as JSON")
+    as_json(p)
     p.set_defaults(run=_cmd_call)
 
     p = sub.add_parser(
@@ -196,6 +201,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_serve)
 
     p = sub.add_parser(
+        "config", help="print the snippet that adds docsym to an MCP client's configuration"
+    )
+    p.add_argument("client", choices=CLIENTS)
+    where(p)
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    p.add_argument(
+        "--url", default=None, help=f"http: the server's MCP endpoint (default {DEFAULT_URL})"
+    )
+    p.add_argument(
+        "--token", default=None, help="http: the bearer token it requires (or $DOCSYM_TOKEN)"
+    )
+    p.add_argument("--name", default="docsym", help="the server's name in the client")
+    p.set_defaults(run=_cmd_config)
+
+    p = sub.add_parser(
         "demo", help="index the bundled sample documents and answer a question over MCP"
     )
     p.add_argument("--index", dest="index_dir", default=None, help="default: ./.docsym-demo")
@@ -204,14 +224,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
+    from docsym.index_progress import LineProgress, RichProgress
     from docsym.indexer.pipeline import index_paths
     from docsym.storage.writer import IndexLockedError
 
     target = _target(args)
     progress = (
-        _LineProgress()
+        LineProgress()
         if not args.quiet and not err.is_terminal
-        else _RichProgress(enabled=not args.quiet)
+        else RichProgress(enabled=not args.quiet)
     )
     try:
         with progress:
@@ -245,8 +266,7 @@ def _print_report(report, target: Path | str) -> None:
     for path, warning in report.warnings:
         err.print(f"[yellow]warning[/] {escape(path)}: {escape(warning)}")
     rate = report.pages / report.elapsed if report.elapsed else 0.0
-    summary = Table(title=f"docsym index → {_shown(target)}", show_header=False)
-    for label, value in (
+    rows = [
         ("added", len(report.added)),
         ("updated", len(report.updated)),
         ("unchanged", len(report.unchanged)),
@@ -259,152 +279,95 @@ def _print_report(report, target: Path | str) -> None:
         ("figures", report.figures),
         ("equations", report.equations),
         ("elapsed", f"{report.elapsed:.1f} s ({rate:.1f} pages/s)"),
-    ):
-        summary.add_row(label, str(value))
-    out.print(summary)
-
-
-class _RichProgress:
-    """A progress bar over files that also shows pages and pages/s."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self._bar = None
-        self._task = None
-        self._pages = 0
-        self._started = time.perf_counter()
-
-    def __enter__(self):
-        if self.enabled:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-
-            self._bar = Progress(
-                TextColumn("[bold]indexing"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[pages]} pages, {task.fields[rate]} pages/s"),
-                TimeElapsedColumn(),
-                TextColumn("{task.fields[file]}"),
-                console=err,
-            )
-            self._bar.__enter__()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(*exc)
-
-    def start(self, files: int) -> None:
-        self._started = time.perf_counter()
-        if self._bar is not None:
-            self._task = self._bar.add_task("index", total=files, pages=0, rate="-", file="")
-
-    def file_started(self, path: Path) -> None:
-        if self._bar is not None:
-            self._bar.update(self._task, file=_name(path))
-
-    def ocr_page(self, path: Path, done: int, total: int) -> None:
-        if self._bar is not None:
-            self._bar.update(self._task, file=f"{_name(path)} (OCR {done}/{total} pages)")
-
-    def file_done(self, path: Path, pages: int) -> None:
-        self._pages += pages
-        if self._bar is not None:
-            rate = self._pages / max(time.perf_counter() - self._started, 1e-9)
-            self._bar.update(self._task, advance=1, pages=self._pages, rate=f"{rate:.1f}")
-
-
-class _LineProgress:
-    """One plain line per document on stderr (a log, a pipe): seconds, pages, path."""
-
-    def __init__(self) -> None:
-        self._started: dict[Path, float] = {}
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pass
-
-    def start(self, files: int) -> None:
-        print(f"indexing {files} file(s)", file=sys.stderr, flush=True)
-
-    def file_started(self, path: Path) -> None:
-        self._started[path] = time.perf_counter()
-
-    def ocr_page(self, path: Path, done: int, total: int) -> None:
-        pass
-
-    def file_done(self, path: Path, pages: int) -> None:
-        seconds = time.perf_counter() - self._started.pop(path, time.perf_counter())
-        line = f"{seconds:7.1f} s {pages:6} pages  {readable(path)}"
-        print(line, file=sys.stderr, flush=True)
+    ]
+    print_table(None, rows, title=f"docsym index → {_shown(target)}")
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
     from docsym.tools.documents import index_status
 
     status = index_status(_store(args))
-    table = Table(title=f"docsym index {status.index}")
-    table.add_column("view")
-    table.add_column("rows", justify="right")
-    for name, count in status.row_counts.items():
-        table.add_row(name, str(count))
-    out.print(table)
+    if args.json:
+        print_json(status.model_dump(mode="json"))
+        return 0
+    rows = list(status.row_counts.items())
+    print_table(("view", "rows"), rows, title=f"docsym index {status.index}", right=("rows",))
     return 0
 
 
 def _cmd_sql(args: argparse.Namespace) -> int:
-    from docsym.tools.sql import SqlError, run_sql
+    from docsym.tools.sql import RUN_SQL
 
-    try:
-        result = run_sql(_store(args), args.sql, limit=args.limit)
-    except SqlError as exc:
-        err.print(f"[red]refused[/]: {exc}")
+    result = _run_tool(RUN_SQL, args, {"sql": args.sql, "limit": args.limit})
+    if result is None:
         return 2
-    out.print(result.to_markdown(), markup=False)
+    if args.json:
+        print_json(result.model_dump(mode="json"))
+        return 0
+    print_table(result.columns, result.rows)
+    _note(result.note)
     return 0
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from docsym.tools.errors import ToolError
-    from docsym.tools.search import hybrid_search, parse_views, vector_search
+    from docsym.output import print_hits
+    from docsym.tools.search import HYBRID_SEARCH, VECTOR_SEARCH
 
-    store = _store(args)
-    try:
-        views = parse_views(args.view)
-        if args.collection == "hybrid":
-            result = hybrid_search(
-                store, args.query, filter=args.filter, limit=args.limit, views=args.view
-            )
-        else:
-            table_name, column_name = views[0] if len(views) == 1 else (None, None)
-            result = vector_search(
-                store, args.query, args.collection, table_name, column_name, args.filter, args.limit
-            )
-    except ToolError as exc:
-        err.print(f"[red]error[/]: {exc}")
+    base = {"query": args.query, "filter": args.filter, "limit": args.limit}
+    if args.collection == "hybrid":
+        result = _run_tool(HYBRID_SEARCH, args, base | {"views": args.view or None})
+    else:
+        view = _one_view(args.view)
+        if view is None:
+            return 2
+        table_name, column_name = view
+        arguments = base | {
+            "collection": args.collection,
+            "table_name": table_name,
+            "column_name": column_name,
+        }
+        result = _run_tool(VECTOR_SEARCH, args, arguments)
+    if result is None:
         return 2
-    table = Table(title=f"{result.mode}: {args.query}")
-    for name in ("#", "score", "view", "doc_id", "page", "text"):
-        table.add_column(name, overflow="fold")
-    for hit in result.hits:
-        table.add_row(
-            str(hit.rank),
-            f"{hit.score:.4f}",
-            f"{hit.table_name}.{hit.column_name}",
-            hit.doc_id,
-            str(hit.page_number or ""),
-            hit.text[:200],
-        )
-    out.print(table)
+    if args.json:
+        print_json(result.model_dump(mode="json"))
+        return 0
+    print_hits(result)
+    _note(result.note)
     return 0
+
+
+def _run_tool(spec, args: argparse.Namespace, arguments: dict):
+    """The tool's result, validated and bounded as the MCP server does it (ToolSpec.run); None,
+    the refusal said on stderr, when the tool refuses."""
+    from docsym.tools.errors import ToolError
+
+    try:
+        return spec.run(_store(args), arguments)
+    except ToolError as exc:
+        err.print(f"[red]refused[/]: {escape(str(exc))}", highlight=False)
+        return None
+
+
+def _one_view(views: list[str]) -> tuple[str | None, str | None] | None:
+    """vector_search reads one view (or all): --view TABLE.COLUMN at most once."""
+    if not views:
+        return None, None
+    table_name, dot, column_name = views[0].partition(".")
+    if len(views) > 1 or not dot:
+        err.print(
+            "[red]refused[/]: a single-collection search takes one --view TABLE.COLUMN "
+            "(hybrid takes several)",
+            highlight=False,
+        )
+        return None
+    return table_name, column_name
+
+
+def _note(note: str | None) -> None:
+    """A result's note (rows cut, what to call next) on stderr: stdout keeps the rows alone."""
+    if note:
+        err.print(escape(note), style="dim", highlight=False)
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -413,43 +376,41 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     items = load_qa(args.qa)
     scores = evaluate(_store(args), items, args.modes.split(","))
     if args.per_question:
-        per = Table(title="rank of the first gold page (- = not in top 10)")
-        per.add_column("question")
-        per.add_column("kind")
-        for score in scores:
-            per.add_column(score.mode, justify="right")
-        for item in items:
-            per.add_row(item.id, item.kind, *(str(s.ranks[item.id] or "-") for s in scores))
-        out.print(per)
-    summary = Table(title=f"{args.qa.name}: {len(items)} questions")
-    summary.add_column("mode")
-    for k in KS:
-        summary.add_column(f"recall@{k}", justify="right")
-    summary.add_column("MRR", justify="right")
-    for s in scores:
-        summary.add_row(s.mode, *(f"{s.recall[k]:.2f}" for k in KS), f"{s.mrr:.3f}")
-    out.print(summary)
-    kinds = Table(title="per kind of question")
-    for name in ("mode", "kind", "n", *(f"recall@{k}" for k in KS), "MRR"):
-        kinds.add_column(name, justify="left" if name in ("mode", "kind") else "right")
-    for s in scores:
-        for kind, part in by_kind(s, items).items():
-            recalls = (f"{part.recall[k]:.2f}" for k in KS)
-            kinds.add_row(s.mode, kind, str(len(part.ranks)), *recalls, f"{part.mrr:.3f}")
-    out.print(kinds)
+        print_table(
+            ("question", "kind", *(score.mode for score in scores)),
+            [
+                (item.id, item.kind, *(str(s.ranks[item.id] or "-") for s in scores))
+                for item in items
+            ],
+            title="rank of the first gold page (- = not in top 10)",
+            right=[score.mode for score in scores],
+        )
+    recalls = [f"recall@{k}" for k in KS]
+    print_table(
+        ("mode", *recalls, "MRR"),
+        [(s.mode, *(f"{s.recall[k]:.2f}" for k in KS), f"{s.mrr:.3f}") for s in scores],
+        title=f"{args.qa.name}: {len(items)} questions",
+        right=[*recalls, "MRR"],
+    )
+    print_table(
+        ("mode", "kind", "n", *recalls, "MRR"),
+        [
+            (s.mode, kind, len(p.ranks), *(f"{p.recall[k]:.2f}" for k in KS), f"{p.mrr:.3f}")
+            for s in scores
+            for kind, p in by_kind(s, items).items()
+        ],
+        title="per kind of question",
+        right=["n", *recalls, "MRR"],
+    )
     return 0
 
 
 def _cmd_call(args: argparse.Namespace) -> int:
-    import json
-
     from docsym.tools.errors import ToolError
     from docsym.tools.registry import TOOLS, tool
 
     if args.list or not args.tool:
-        for spec in TOOLS:
-            line = f"{spec.usage()}\n    {spec.summary}"
-            out.print(line, markup=False, highlight=False, soft_wrap=True)
+        print_text("\n".join(f"{spec.usage()}\n    {spec.summary}" for spec in TOOLS))
         return 0
     try:
         spec = tool(args.tool)
@@ -458,9 +419,9 @@ def _cmd_call(args: argparse.Namespace) -> int:
         err.print(f"[red]refused[/]: {escape(str(exc))}", highlight=False)
         return 2
     if args.json:
-        out.print_json(json.dumps(result.model_dump(), default=str))
+        print_json(result.model_dump(mode="json"))
     else:
-        out.print(result.to_markdown(), markup=False, highlight=False, soft_wrap=True)
+        print_text(result.to_markdown())
     return 0
 
 
@@ -488,8 +449,6 @@ def _call_arguments(spec, pairs: list[str]) -> dict:
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
-    import json
-
     from docsym.tools.errors import ToolError
     from docsym.tools.query_plans import compile_query
 
@@ -502,9 +461,9 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         err.print(f"[red]refused[/]: {escape(str(exc))}", highlight=False)
         return 2
     if args.json:
-        out.print_json(json.dumps(compiled.model_dump()))
+        print_json(compiled.model_dump(mode="json"))
     else:
-        out.print(compiled.to_markdown(), markup=False, highlight=False, soft_wrap=True)
+        print_text(compiled.to_markdown())
     return 0
 
 
@@ -512,32 +471,31 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from docsym.storage.consistency import check
 
     result = check(_store(args))
-    out.print(
+    lines = [
         f"{result.expected} encodable cells, {result.entries} entries; missing "
         f"{result.missing_count}, orphans {result.orphan_count}; entries lacking per collection: "
         f"{result.collections}"
-    )
+    ]
     if result.unpublished:
-        out.print(
+        lines.append(
             f"{result.unpublished} entries past the published generation (hidden from every "
             "tool; the next index run removes them)"
         )
-    for item in result.missing:
-        out.print(f"missing {item}")
-    for item in result.orphans:
-        out.print(f"orphan {item}")
+    lines += [f"missing {item}" for item in result.missing]
+    lines += [f"orphan {item}" for item in result.orphans]
+    print_text("\n".join(lines))
     return 0 if result.ok else 1
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
     from docsym.storage.schema import describe
 
-    out.print(describe(), markup=False)
+    print_text(describe())
     return 0
 
 
 def _cmd_settings(args: argparse.Namespace) -> int:
-    out.print(settings_table(), markup=False, soft_wrap=True)
+    print_text(settings_table())
     return 0
 
 
@@ -553,6 +511,40 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     token = args.token or _secret(get_settings().token)
     # An empty DOCSYM_TOKEN means "no token", never "the empty string is the secret".
     serve_http(target, args.host, args.port, token or None, args.allowed_origins)
+    return 0
+
+
+def _cmd_config(args: argparse.Namespace) -> int:
+    from docsym.client_config import WHERE, ConfigError, Server, serve_command, snippet
+
+    target = _target(args)
+    if args.transport == "stdio":
+        if args.url or args.token:
+            err.print("[red]error[/]: --url and --token are for --transport http")
+            return 2
+        server = Server(args.name, command=serve_command(target))
+        if isinstance(target, Path) and not IndexPaths(target).duckdb.exists():
+            err.print(
+                f"[yellow]note[/]: no index at {escape(_shown(target))} yet; "
+                f"docsym index PATH... --index {escape(_shown(target))} builds it",
+                highlight=False,
+            )
+    else:
+        token = args.token or _secret(get_settings().token)
+        server = Server(args.name, url=args.url or DEFAULT_URL, token=token or None)
+    try:
+        text = snippet(args.client, server)
+    except ConfigError as exc:
+        err.print(f"[red]error[/]: {escape(str(exc))}", highlight=False)
+        return 2
+    print_text(text)
+    err.print(f"[dim]{escape(WHERE[args.client])}[/]", highlight=False)
+    if args.transport == "http":
+        err.print(
+            "[dim]the server must be running: docsym serve --transport http (its --port, and "
+            "--token or $DOCSYM_TOKEN with this token)[/]",
+            highlight=False,
+        )
     return 0
 
 
@@ -582,8 +574,10 @@ def _name(path: Path) -> str:
 
 
 def _shown(target: Path | str) -> str:
+    """The index as text to show: a directory escaped (storage/file_names.py), a store's URL
+    without its password. Plain text: escape() it for rich markup."""
     if isinstance(target, Path):
-        return escape(readable(target))
+        return readable(target)
     from docsym.storage.postgres.connect import redacted
 
     return redacted(target)

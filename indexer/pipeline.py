@@ -20,6 +20,7 @@ from docsym.indexer.discover import DOCLING_FORMATS, discover, doc_id_for, file_
 from docsym.indexer.limits import FileLimits
 from docsym.indexer.ocr import PROCESS_MB as OCR_PROCESS_MB
 from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
+from docsym.indexer.progress import PageCount, PageMeter
 from docsym.indexer.sinks import Sink, SinkBroken, ocr_cache_path, open_sink
 from docsym.indexer.workers import Step, WorkerPool, budget_from_settings
 from docsym.storage.extras import require
@@ -63,6 +64,9 @@ class Progress:
     def file_started(self, path: Path) -> None: ...
     def file_done(self, path: Path, pages: int) -> None: ...
     def ocr_page(self, path: Path, done: int, total: int) -> None: ...
+    def pages(self, count: PageCount) -> None:
+        """The run's pages done and to do, after every step a worker reports (indexer/progress.py
+        says how they are counted)."""
 
 
 def index_paths(
@@ -96,23 +100,24 @@ def index_paths(
             stale |= {doc_id for doc_id, _ in sink.documents_by_path().values()}
         plans = _plan(found.files, sink.documents_by_path(), stale, report)
         progress.start(len(plans))
+        meter = PageMeter({str(plan.path): _size(plan.path) for plan in plans})
         with ExitStack() as stack:
             claims = _Claims(sink, stack)
             taken = _announced(claims.take(_in_order(plans, workers)), progress)
             ready = (
                 _on_dask(taken, stack, setup, workers, dask)
                 if dask
-                else _in_workers(taken, stack, setup, workers, sink, progress)
+                else _in_workers(taken, stack, setup, workers, sink, _Steps(progress, meter))
             )
             for prepared in ready:
                 _write(prepared, sink, report)
                 claims.release(prepared.plan)
-                progress.file_done(prepared.plan.path, prepared.pages)
+                _finished(progress, meter, prepared.plan.path, prepared.pages)
                 del prepared
                 give_back_free_memory()  # a large document's rows, freed, go back at once
             for plan in claims.done:
                 report.unchanged.append(readable(plan.path))
-                progress.file_done(plan.path, 0)
+                _finished(progress, meter, plan.path, 0)
         if prune:
             _prune(sink, report)
         if sink.needs_reindex:
@@ -156,18 +161,41 @@ def _announced(plans: Iterable[FilePlan], progress: Progress) -> Iterator[FilePl
         yield plan
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # gone since it was hashed: its worker will say so
+        return 0
+
+
+def _finished(progress: Progress, meter: PageMeter, path: Path, pages: int) -> None:
+    meter.finish(str(path), pages)
+    progress.file_done(path, pages)
+    progress.pages(meter.count())
+
+
+@dataclass
+class _Steps:
+    """Hears the steps workers report and tells ``progress`` of OCR pages and the run's pages."""
+
+    progress: Progress
+    meter: PageMeter
+
+    def __call__(self, plan: FilePlan, step: Step) -> None:
+        if step.what == "ocr":
+            self.progress.ocr_page(plan.path, step.done, step.total)
+        self.meter.step(str(plan.path), step.what, step.done, step.total)
+        self.progress.pages(self.meter.count())
+
+
 def _in_workers(
     plans: Iterable[FilePlan],
     stack: ExitStack,
     setup: WorkerSetup,
     workers: int,
     sink: Sink,
-    progress: Progress,
+    on_step: _Steps,
 ) -> Iterator[Prepared]:
-    def on_step(plan: FilePlan, step: Step) -> None:
-        if step.what == "ocr":
-            progress.ocr_page(plan.path, step.done, step.total)
-
     pool = WorkerPool(workers, setup, budget_from_settings(), on_step)
     stack.callback(pool.close)
     # While a file is prepared, what the run committed is published on time.

@@ -22,7 +22,7 @@ from docsym.indexer.ocr.pages import OcrRun
 from docsym.indexer.ocr.pool import OcrCache, OcrPool
 from docsym.indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
 from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
-from docsym.indexer.progress import Beat, ReportingEncoder, ReportingSummariser
+from docsym.indexer.progress import Beat, PagesRead, ReportingEncoder, ReportingSummariser
 from docsym.indexer.summaries import LlmSummariser, summarise_document, summariser_from_settings
 from docsym.indexer.views import FileFacts, build_rows
 from docsym.storage.encoder import Encoder, get_encoder
@@ -132,7 +132,7 @@ def _parse(path: Path, fmt: str, state: WorkerState, beat: Beat) -> ParsedDocume
     if fmt != "pdf":
         return _office(fmt)(path)
     state.reading.on_page = lambda done, total: beat("ocr", done, total)
-    return parse_pdf(path, state.reading)
+    return parse_pdf(path, state.reading, on_page=PagesRead(beat))
 
 
 def _finish(

@@ -5,11 +5,12 @@ Markdown file, an HTML page nested 100,000 deep, a million-row sheet), and a thr
 stopped inside a C call. So no file is parsed in the indexing process, which only plans, writes
 and publishes; a worker process prepares one file at a time under two bounds:
 
-- **time**: a file whose worker reports no progress (a stage begun, an OCR page read, a batch of
-  vectors encoded, an LLM summary written) for ``stall_seconds`` is stopped: the worker and its
-  OCR processes are killed, the file is reported with the limit and the setting that raises it,
-  and a fresh worker takes the next file. Progress, not total time, is bounded, so a long but
-  healthy document (a 5,000-page manual, a scanned book) is never cut off;
+- **time**: a file whose worker reports no progress (a stage begun, a page read, an OCR page
+  read, a batch of vectors encoded, an LLM summary written) for ``stall_seconds`` is stopped:
+  the worker and its OCR processes are killed, the file is reported with the limit and the
+  setting that raises it, and a fresh worker takes the next file. Progress, not total time, is
+  bounded, so a long but healthy document (a 5,000-page manual, a scanned book) is never cut
+  off;
 - **memory**: before each file, a worker loads the parser the file needs (docling for office
   files), then caps its address space at what it maps then plus ``memory_mb``: the budget is
   the file's own, whatever libraries its format needed. A file that needs more fails inside its
@@ -68,7 +69,8 @@ class Budget:
 
 @dataclass(frozen=True)
 class Step:
-    """Progress a worker reports: ``what`` (a stage, "ocr", "encode"), ``done`` of ``total``."""
+    """Progress a worker reports: ``what`` (a stage, "read", "ocr", "encode"), ``done`` of
+    ``total``."""
 
     what: str
     done: int = 0
@@ -313,6 +315,7 @@ class WorkerPool:
 _DOING = {
     "starting": "starting its worker",
     "parse": "parsing",
+    "read": "parsing",  # the parse stage reading its pages
     "ocr": "reading scanned pages by OCR",
     "summaries": "summarising",
     "graph": "building the entity graph",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pymupdf
@@ -125,9 +126,18 @@ def _overlaps_x(a: BBox, b: BBox) -> bool:
     return min(a[2], b[2]) - max(a[0], b[0]) > 0
 
 
-def read_layout(doc: pymupdf.Document, ocr_pages: frozenset[int] = frozenset()) -> DocumentLayout:
-    """``ocr_pages``: numbers of the pages whose text layer OCR wrote (one block per line)."""
-    pages = [_read_page(doc[i], i + 1, i + 1 in ocr_pages) for i in range(doc.page_count)]
+def read_layout(
+    doc: pymupdf.Document,
+    ocr_pages: frozenset[int] = frozenset(),
+    on_page: Callable[[int, int], None] | None = None,
+) -> DocumentLayout:
+    """``ocr_pages``: numbers of the pages whose text layer OCR wrote (one block per line);
+    ``on_page(done, total)`` after each page is read (a long document's progress)."""
+    pages = []
+    for i in range(doc.page_count):
+        pages.append(_read_page(doc[i], i + 1, i + 1 in ocr_pages))
+        if on_page is not None:
+            on_page(i + 1, doc.page_count)
     _mark_furniture(pages)
     seq = 0
     sizes: Counter = Counter()

@@ -46,12 +46,17 @@ NO_TEXT_WARNING = (
 )
 
 
-def parse_pdf(path: Path, ocr: OcrRun | None = None) -> ParsedDocument:
-    """Parse a PDF; with ``ocr``, pages without a usable text layer are read by OCR first."""
+def parse_pdf(
+    path: Path, ocr: OcrRun | None = None, on_page: Callable[[int, int], None] | None = None
+) -> ParsedDocument:
+    """Parse a PDF; with ``ocr``, pages without a usable text layer are read by OCR first.
+    ``on_page(done, total)`` hears the page count as the file opens, then each page read."""
     doc = open_pdf(path)
     try:
+        if on_page is not None:
+            on_page(0, doc.page_count)  # before OCR, which may take minutes
         read = ocr_document(doc, ocr) if ocr else OcrOutcome()
-        layout = read_layout(doc, frozenset(read.pages))
+        layout = read_layout(doc, frozenset(read.pages), on_page)
         pages = [_page(p, read.pages.get(p.number)) for p in layout.pages]
         warnings: list[str] = list(read.warnings)
         if not any(p.has_text for p in pages):
