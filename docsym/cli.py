@@ -12,6 +12,7 @@ from rich.markup import escape
 from docsym import __version__
 from docsym.client_config import CLIENTS, DEFAULT_URL
 from docsym.output import err, print_json, print_table, print_text
+from docsym.storage.extras import MissingExtra
 from docsym.storage.file_names import readable
 from docsym.storage.paths import IndexNotFoundError, IndexPaths, is_store_url, resolve_index_dir
 from docsym.storage.settings import SettingsError, get_settings, reload_settings, settings_table
@@ -37,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args)
     except IndexNotFoundError as exc:
         err.print(f"[red]no index[/]: {escape(str(exc))}", highlight=False)
+        return 2
+    except MissingExtra as exc:
+        err.print(f"[red]not installed[/]: {escape(str(exc))}", highlight=False)
         return 2
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: documents committed so far are kept")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -51,3 +52,28 @@ def test_cli_prints_the_settings_and_refuses_a_bad_one(
     assert main(["status", "--index", "/nonexistent"]) == 2
     error = capsys.readouterr().err
     assert "DOCSYM_PUBLISH_SECONDS" in error and "Traceback" not in error
+
+
+def test_a_feature_without_its_extra_names_the_install_that_adds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A default install lacks the postgres, dask and torch extras: using one says which pip
+    install adds it, in one line, and the CLI exits 2 without a traceback."""
+    from docsym.storage import extras
+
+    with pytest.raises(extras.MissingExtra, match=r"pip install 'docsym\[dask\]'"):
+        extras.require("--dask", ("docsym_no_such_module",), "dask")
+    extras.require("DuckDB", ("duckdb",), "none")  # installed: no error
+
+    real = extras.find_spec
+    monkeypatch.setattr(
+        extras, "find_spec", lambda name: None if name == "distributed" else real(name)
+    )
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\ntext\n")
+    code = main(["index", str(docs), "--index", str(tmp_path / "i"), "--dask", "local"])
+    stderr = capsys.readouterr().err
+    assert code == 2
+    assert "docsym index --dask needs distributed" in stderr
+    assert "pip install 'docsym[dask]'" in stderr and "Traceback" not in stderr
