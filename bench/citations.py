@@ -39,7 +39,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from docsym.language.terms import STOPWORDS  # noqa: E402
-from docsym.storage.store import Store, open_store  # noqa: E402
+from docsym.storage.backends import open_store  # noqa: E402
+from docsym.storage.store import Store  # noqa: E402
 from docsym.tools.search import hybrid_search  # noqa: E402
 
 DEFAULT_QA = [

@@ -259,8 +259,8 @@ def _print_cases(judged: dict[str, Case], run: Run, stall_seconds: float) -> boo
 
 
 def _print_run(run: Run, index: Path, controls: dict[str, str]) -> bool:
+    from docsym.storage.backends import open_store
     from docsym.storage.consistency import check
-    from docsym.storage.store import open_store
     from docsym.tools.search import hybrid_search
 
     with open_store(index) as store:
@@ -284,8 +284,8 @@ def _print_run(run: Run, index: Path, controls: dict[str, str]) -> bool:
 
 
 def corpus(folders: list[Path]) -> bool:
+    from docsym.storage.backends import open_store
     from docsym.storage.consistency import check
-    from docsym.storage.store import open_store
 
     with tempfile.TemporaryDirectory() as index:
         run = index_with_cli(folders, Path(index), dict(os.environ))

@@ -21,7 +21,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from docsym.storage.store import Store, open_store  # noqa: E402
+from docsym.storage.backends import open_store  # noqa: E402
+from docsym.storage.store import Store  # noqa: E402
 from docsym.tools.query_plans import run_plan  # noqa: E402
 from docsym.tools.search import SearchHit, hybrid_search  # noqa: E402
 

@@ -28,7 +28,8 @@ sys.path.insert(0, str(REPO))
 import docsym.tools.search as search  # noqa: E402
 from bench.stats import percentile  # noqa: E402
 from docsym.mcp_server.server import tune_garbage_collection  # noqa: E402
-from docsym.storage.store import Store, open_store  # noqa: E402
+from docsym.storage.backends import open_store  # noqa: E402
+from docsym.storage.store import Store  # noqa: E402
 from docsym.tools.evaluate import load_qa  # noqa: E402
 
 # Not in the QA sets, so every timed question is asked for the first time.

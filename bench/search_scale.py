@@ -41,8 +41,8 @@ sys.path.insert(0, str(REPO))
 from bench.bundled_postgres import store_server  # noqa: E402
 from bench.stats import percentile  # noqa: E402
 from docsym.indexer.pipeline import index_paths  # noqa: E402
+from docsym.storage.backends import open_store  # noqa: E402
 from docsym.storage.postgres import ddl  # noqa: E402
-from docsym.storage.store import open_store  # noqa: E402
 from docsym.tools.evaluate import load_qa  # noqa: E402
 from docsym.tools.search import hybrid_search, vector_search  # noqa: E402
 

@@ -299,7 +299,7 @@ def run_real_index(index_dir: Path, vec_table: str, query_count: int, seed: int)
 
 def run_tool_calls(index_dir: Path) -> None:
     """End-to-end latency of the search tools on a real index (query encoding included)."""
-    from docsym.storage.store import open_store
+    from docsym.storage.backends import open_store
     from docsym.tools.search import hybrid_search, vector_search
 
     store = open_store(index_dir)

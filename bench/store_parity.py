@@ -22,7 +22,8 @@ sys.path.insert(0, str(REPO))
 
 from bench.bundled_postgres import store_server  # noqa: E402
 from docsym.indexer.pipeline import index_paths  # noqa: E402
-from docsym.storage.store import Store, open_store  # noqa: E402
+from docsym.storage.backends import open_store  # noqa: E402
+from docsym.storage.store import Store  # noqa: E402
 from docsym.tools.evaluate import evaluate, load_qa  # noqa: E402
 from docsym.tools.search import hybrid_search  # noqa: E402
 

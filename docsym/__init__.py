@@ -34,7 +34,7 @@ except PackageNotFoundError:  # run from a source tree that was never installed
 # Public name -> the module that defines it.
 _API: dict[str, str] = {
     "index_paths": "docsym.indexer.pipeline",
-    "open_store": "docsym.storage.store",
+    "open_store": "docsym.storage.backends",
     "Store": "docsym.storage.store",
     "ToolError": "docsym.tools.errors",
     "TOOLS": "docsym.tools.registry",

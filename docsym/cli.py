@@ -588,7 +588,7 @@ def _shown(target: Path | str) -> str:
 
 
 def _store(args: argparse.Namespace):
-    from docsym.storage.store import open_store
+    from docsym.storage.backends import open_store
 
     return open_store(_target(args))
 

@@ -51,11 +51,12 @@ from mcp.types import (
 )
 from pydantic import ValidationError
 
+from docsym.storage.backends import open_store
 from docsym.storage.encoder import query_encoder
 from docsym.storage.paths import IndexNotFoundError
-from docsym.storage.store import Store, open_store
+from docsym.storage.store import Store
 from docsym.storage.values import MAX_MESSAGE_CHARS, echo, scrub
-from docsym.tools import documents, guide, outline
+from docsym.tools import documents, guide, outline, query_plans
 from docsym.tools.errors import ToolError
 from docsym.tools.registry import TOOLS, tool
 from docsym.tools.results import ToolResult
@@ -346,7 +347,7 @@ def _add_prompts(server: MCPServer, store: Store) -> None:
         ),
     )
     def compile_question(question: str) -> str:
-        return guide.compile_prompt(question)
+        return query_plans.compile_prompt(question)
 
     @server.prompt(
         name="recap",

@@ -19,13 +19,11 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import numpy as np
 
 from docsym.storage.encoder import Encoder, query_encoder
-from docsym.storage.paths import is_store_url
 from docsym.storage.sql_pool import SqlRows
 from docsym.storage.vectors import Entry
 
@@ -149,14 +147,3 @@ class Store(ABC):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-def open_store(target: Path | str, model_name: str | None = None) -> Store:
-    """The store at an index directory or a ``postgresql://`` URL."""
-    if is_store_url(target):
-        from docsym.storage.postgres.store import PostgresStore
-
-        return PostgresStore(str(target), model_name)
-    from docsym.storage.directory_store import DirectoryStore
-
-    return DirectoryStore(Path(target), model_name)

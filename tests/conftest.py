@@ -71,7 +71,7 @@ def corpus_db(corpus_index):
 @pytest.fixture(scope="session")
 def corpus_store(corpus_index):
     """A Store over the corpus index, shared by the search and tree tests."""
-    from docsym.storage.store import open_store
+    from docsym.storage.backends import open_store
 
     store = open_store(corpus_index[0])
     yield store
@@ -98,7 +98,7 @@ def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def sample_store(sample_index: Path):
-    from docsym.storage.store import open_store
+    from docsym.storage.backends import open_store
 
     store = open_store(sample_index)
     yield store

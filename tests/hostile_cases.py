@@ -18,8 +18,8 @@ from pathlib import Path
 
 import apsw
 
+from docsym.storage.backends import open_store
 from docsym.storage.consistency import check
-from docsym.storage.store import open_store
 from docsym.tools.search import hybrid_search
 from docsym.tools.sql import run_sql
 

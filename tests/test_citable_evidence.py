@@ -14,7 +14,8 @@ from mcp import Client, StdioServerParameters
 
 from docsym.indexer.pdf.parser import parse_pdf
 from docsym.indexer.pipeline import index_paths
-from docsym.storage.store import Store, open_store
+from docsym.storage.backends import open_store
+from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError
 from docsym.tools.passages import read_passage
 from docsym.tools.search import hybrid_search

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from docsym.storage.store import Store, open_store
+from docsym.storage.backends import open_store
+from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.sql import run_sql
 from docsym.tools.tables import FORMATS, get_table, lookup_cells

@@ -9,7 +9,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from docsym.storage.store import open_store
+from docsym.storage.backends import open_store
 from docsym.tools.entities import find_entities
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.graph import entity_graph

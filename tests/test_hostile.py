@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from mcp import Client
 
+from docsym.storage.backends import open_store
 from docsym.storage.consistency import check
 from docsym.storage.encoder import get_encoder
 from docsym.storage.sql_pool import SqlFailed, SqlLimits, SqlPool, SqlStopped
-from docsym.storage.store import open_store
 from docsym.storage.vectors import Entry, VectorStore
 from docsym.tools.search import hybrid_search
 from tests.hostile_cases import HUGE_STRING_SQL, SLOW_SQL, agreement, hostile_calls, kill_in_window

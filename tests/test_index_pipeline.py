@@ -182,7 +182,7 @@ def test_workers_parse_in_parallel_into_the_same_index(tmp_path: Path) -> None:
 def test_a_filtered_dense_search_sees_documents_indexed_after_it(tmp_path: Path) -> None:
     """Dense search keeps the entry ids a filter matches between calls; a new document must
     still be found by the same filter once it is published."""
-    from docsym.storage.store import open_store
+    from docsym.storage.backends import open_store
 
     folder = tmp_path / "docs"
     folder.mkdir()

@@ -118,7 +118,7 @@ def _assert_no_orphans(snapshot: dict[str, list[tuple]]) -> None:
 READER = r"""
 import json, sys, time
 from pathlib import Path
-from docsym.storage.store import open_store
+from docsym.storage.backends import open_store
 from docsym.tools.sql import run_sql
 store = open_store(Path(sys.argv[1]))
 expected = int(sys.argv[2])

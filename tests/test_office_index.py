@@ -17,8 +17,9 @@ from openpyxl.drawing.image import Image as SheetImage
 from PIL import Image
 
 from docsym.indexer.pipeline import IndexReport, index_paths
+from docsym.storage.backends import open_store
 from docsym.storage.consistency import check
-from docsym.storage.store import Store, open_store
+from docsym.storage.store import Store
 from docsym.tools.errors import ToolError
 from docsym.tools.outline import get_outline
 from docsym.tools.pages import view_page

@@ -21,6 +21,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from docsym.indexer.pipeline import index_paths
+from docsym.storage.backends import open_store
 from docsym.storage.file_names import readable
 from docsym.storage.paths import IndexNotFoundError
 from docsym.storage.postgres.connect import reader_url
@@ -28,7 +29,7 @@ from docsym.storage.postgres.ddl import READER_ROLE
 from docsym.storage.postgres.schema_setup import ensure_schema
 from docsym.storage.schema import META_TABLE
 from docsym.storage.sql_pool import SqlFailed, SqlStopped
-from docsym.storage.store import Store, open_store
+from docsym.storage.store import Store
 from docsym.tools.registry import tool
 from docsym.tools.sql import SqlError, run_sql
 from tests.conftest import REPO, new_database

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 
+from docsym.storage.backends import open_store
 from docsym.storage.llm import ChatClient
-from docsym.storage.store import open_store
 from docsym.tools.errors import ToolError
 from docsym.tools.query_grammar import (
     MAX_LEAVES,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from docsym.storage.store import open_store
+from docsym.storage.backends import open_store
 from docsym.tools.evaluate import evaluate, load_qa
 from tests.conftest import DEV_QA
 from tests.test_qa_set import QA_SET

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from docsym.indexer.pipeline import index_paths
+from docsym.storage.backends import open_store
 from docsym.storage.consistency import check
-from docsym.storage.store import Store, open_store
+from docsym.storage.store import Store
 from docsym.tools.errors import ToolError
 from docsym.tools.filters import FilterError
 from docsym.tools.search import hybrid_search, vector_search

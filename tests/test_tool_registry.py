@@ -13,7 +13,7 @@ from pydantic_core import PydanticUndefined
 
 from docsym.cli import main
 from docsym.mcp_server.server import build_server
-from docsym.storage.store import open_store
+from docsym.storage.backends import open_store
 from docsym.tools import guide
 from docsym.tools.errors import ToolError
 from docsym.tools.registry import TOOLS, tool

@@ -9,7 +9,8 @@ import duckdb
 import pymupdf
 import pytest
 
-from docsym.storage.store import Store, open_store
+from docsym.storage.backends import open_store
+from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.pages import BBOX_HELP, MAX_PIXELS, view_page
 from tests.pdf_factory import scanned_pdf, text_pdf

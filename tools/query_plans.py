@@ -199,12 +199,54 @@ def compile_query(expression: str | None = None, question: str | None = None) ->
     return translate(question, client)
 
 
+def compile_prompt(question: str) -> str:
+    """How to write a question as a query-compiler expression (QCompiler's G[q]), with worked
+    examples; for the client's own model, and for the server's LLM endpoint when it has one."""
+    return f"""\
+Rewrite the question as an expression of atomic questions, each answerable from one place in
+the documents. Grammar:
+
+    Complex   ::= List
+    List      ::= Dependent | List '+' Dependent      independent parts, run in parallel
+    Dependent ::= Atomic | Dependent '*' Atomic       the right side needs the left's answer
+    Atomic    ::= question | '(' List ')'
+
+- '+' joins parts that do not need each other: comparisons, two facts asked together, the
+  values a calculation needs. '*' binds tighter than '+'; parentheses group.
+- 'A * B' means B can only be asked once A is answered. B names what it takes from A's answer
+  with a placeholder in braces: {{company}}, {{dataset}}, {{year}}. Every part after '*' has a
+  placeholder, and a placeholder appears only after a '*'. One name per dependency.
+- Each atomic question stands on its own: name the document or subject in it (not "it"), keep
+  it short, ask for one fact. Do the arithmetic afterwards with calculate.
+- A question may hold any character but + * × ( ) {{ }}: write \\+ or \\( for a literal one, and
+  \\x for a lone letter x between spaces (it would read as ×).
+
+Examples:
+- "Which reports more participants, the CiteSee lab study or the Paper Plain usability study?"
+  How many participants took part in the CiteSee lab study + How many participants took part
+  in the Paper Plain usability study
+- "What were the Gross Bookings of the company whose 10-K reports about 29,300 employees?"
+  Which company's 10-K reports about 29,300 employees * What were {{company}}'s Gross Bookings
+  in 2021
+- "By how much did Uber's revenue grow from 2020 to 2021, in percent?"
+  What was Uber's total revenue in 2020 + What was Uber's total revenue in 2021
+  (then calculate pct_change(old, new))
+- "Which encoder does the retriever that LongEval used for alignment build on, and how large
+  is its training set?"
+  Which retriever does LongEval use for alignment * (Which encoder does {{retriever}} build on +
+  How many training questions does {{retriever}} use)
+
+Then: compile_query(expression) to check it, run_plan(expression) to get each ready part's
+evidence; answer the placeholders run_plan lists and call it again with answers={{...}}.
+
+Question: {question}
+"""
+
+
 def translate(
     question: str, client: ChatClient, temperatures: tuple[float, ...] = TEMPERATURES
 ) -> CompiledQuery:
     """Ask the endpoint for an expression at each temperature; keep the first that validates."""
-    from docsym.tools.guide import compile_prompt
-
     problems = []
     messages = [{"role": "user", "content": compile_prompt(question) + TRANSLATE_TAIL}]
     for temperature in temperatures:
