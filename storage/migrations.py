@@ -1,22 +1,39 @@
-"""Numbered changes to the DuckDB schema, so an index built by an older docsym upgrades in place.
+"""Numbered changes to the index schema, so an index built by an older docsym upgrades in place.
 
 A new index is created at the newest version straight from ``storage/schema.py``. An existing one
-gets every migration after the version it records, in order, inside the writer's transaction-safe
-copy (``storage/writer.py``), so a killed upgrade leaves the published index as it was.
+gets every migration after the version it records, in order: inside the writer's transaction-safe
+copy for DuckDB (``storage/writer.py``), inside one transaction for the shared PostgreSQL store
+(``storage/postgres/schema_setup.py``), so a killed upgrade leaves the index as it was.
 
-Steps name what changed, not how it is typed: ``CreateTable("entities")`` and
-``AddColumn("pages", "label")`` take the type, constraints and description from the schema
-module, so nothing is declared twice. A migration whose new data the database cannot compute (a
-new view, a column only the parser can fill) is flagged ``reindex``: the next ``docsym index``
-run re-indexes every document (until then the new table is empty, the new column NULL), and the
-flag stays recorded until that re-index has finished.
+Each migration is a function ``mNNN_what(m)`` that states its change literally through a
+``Migrator``: the tables it creates with every column and type, the columns it adds, renames or
+drops, the rows it backfills. It never reads ``storage/schema.py`` and never changes once
+shipped, so renaming or dropping a column later cannot break the steps before it (as simonw/llm's
+``m001...`` functions). Types are written as DuckDB names them; the PostgreSQL migrator
+translates them. Descriptions are not part of a migration: after migrating, every table's and
+column's comment is written again from today's schema.
 
-Adding a column to a view: add the field to its row class in ``storage/schema.py``, then append
-``Migration(N + 1, "what and why", (AddColumn(table, column),), reindex=...)`` here.
+A migration whose new data the database cannot compute (a new view, a column only the parser can
+fill) is flagged ``reindex``: the next ``docsym index`` run re-indexes every document (until then
+the new table is empty, the new column NULL), and the flag stays recorded until that re-index has
+finished.
+
+Changing a view: change its row class in ``storage/schema.py``, then append a migration here and
+to ``MIGRATIONS``::
+
+    @migration(reindex=True)
+    def m007_page_rotation(m: Migrator) -> None:
+        \"\"\"the angle a scanned page was turned by before it was read\"\"\"
+        m.add_column("pages", "rotation", "INTEGER")
+
+``tests/test_migrations.py`` upgrades an index of the oldest schema and compares it with a new one.
 """
 
 from __future__ import annotations
 
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import duckdb
@@ -26,94 +43,409 @@ from docsym.storage import schema
 PENDING_REINDEX = "reindex_pending"
 
 
-@dataclass(frozen=True)
-class CreateTable:
-    table: str
+class Migrator(ABC):
+    """The steps a migration may take, as SQL for one engine; ``run`` executes a statement."""
 
-    def statements(self) -> list[str]:
-        return schema.create_table(schema.table(self.table))
+    @abstractmethod
+    def run(self, statement: str) -> None: ...
+
+    def sql_type(self, duckdb_type: str) -> str:
+        """A column type in this engine's words (migrations write DuckDB's)."""
+        return duckdb_type
+
+    def create_table(
+        self, table: str, columns: dict[str, str], indexes: tuple[str, ...] = ()
+    ) -> None:
+        """``columns`` maps each name to its type and constraint, e.g. "VARCHAR PRIMARY KEY".
+        IF NOT EXISTS: some old indexes already hold a table their version did not record."""
+        body = ", ".join(f"{name} {self._column(spec)}" for name, spec in columns.items())
+        self.run(f"CREATE TABLE IF NOT EXISTS {table} ({body})")
+        for column in indexes:
+            self.create_index(table, column)
+
+    def create_index(self, table: str, column: str) -> None:
+        self.run(f"CREATE INDEX IF NOT EXISTS idx_{table}_{column} ON {table} ({column})")
+
+    def add_column(self, table: str, column: str, sql_type: str) -> None:
+        """A nullable column: the rows already there hold NULL until backfilled or re-indexed."""
+        self.run(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {self.sql_type(sql_type)}")
+
+    def rename_column(self, table: str, old: str, new: str) -> None:
+        self.run(f"ALTER TABLE {table} RENAME COLUMN {old} TO {new}")
+
+    def drop_column(self, table: str, column: str) -> None:
+        """The column, its values and any index on it."""
+        self.run(f"ALTER TABLE {table} DROP COLUMN IF EXISTS {column}")
+
+    def execute(self, sql: str) -> None:
+        """A backfill or other data change, in SQL both engines read alike."""
+        self.run(sql)
+
+    def _column(self, spec: str) -> str:
+        sql_type, _, constraint = spec.partition(" ")
+        return f"{self.sql_type(sql_type)} {constraint}".rstrip()
 
 
-@dataclass(frozen=True)
-class AddColumn:
-    table: str
-    column: str
+class DuckDBMigrator(Migrator):
+    """The steps on an index directory's DuckDB file."""
 
-    def statements(self) -> list[str]:
-        c = schema.table(self.table).column(self.column)
-        return [f"ALTER TABLE {self.table} ADD COLUMN IF NOT EXISTS {c.name} {c.type}"]
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+
+    def run(self, statement: str) -> None:
+        self.con.execute(statement)
+
+    # DuckDB alters no column of a table that has an index ("entries depend on it"): the
+    # table's indexes are lifted and put back, following the column as PostgreSQL's do.
+    def rename_column(self, table: str, old: str, new: str) -> None:
+        indexes = self._lift_indexes(table)
+        super().rename_column(table, old, new)
+        for name, columns in indexes:
+            self._put_index(name, table, [new if c == old else c for c in columns])
+
+    def drop_column(self, table: str, column: str) -> None:
+        indexes = self._lift_indexes(table)
+        super().drop_column(table, column)
+        for name, columns in indexes:
+            if column not in columns:  # PostgreSQL drops an index with its column
+                self._put_index(name, table, columns)
+
+    def _lift_indexes(self, table: str) -> list[tuple[str, list[str]]]:
+        found = self.con.execute(
+            "SELECT index_name, expressions FROM duckdb_indexes() WHERE table_name = ?", [table]
+        ).fetchall()
+        for name, _ in found:
+            self.run(f"DROP INDEX {name}")
+        return [(name, _index_columns(expressions)) for name, expressions in found]
+
+    def _put_index(self, name: str, table: str, columns: list[str]) -> None:
+        self.run(f"CREATE INDEX {name} ON {table} ({', '.join(columns)})")
 
 
-Step = CreateTable | AddColumn
+def _index_columns(expressions: str) -> list[str]:
+    """The columns of DuckDB's ``duckdb_indexes().expressions``, e.g. '[doc_id, "row"]'."""
+    return [e.strip().strip('"') for e in expressions.strip("[]").split(",") if e.strip()]
+
+
+Change = Callable[[Migrator], None]
 
 
 @dataclass(frozen=True)
 class Migration:
     version: int
     summary: str
-    steps: tuple[Step, ...]
+    change: Change
     reindex: bool = False  # the new structure needs data only a re-index can give
+
+    @classmethod
+    def of(cls, change: Change, reindex: bool = False) -> Migration:
+        """The migration a function states: its version from its name (m007_... is 7), its
+        summary from its docstring."""
+        found = re.fullmatch(r"m(\d{3})_\w+", change.__name__)
+        if found is None or not change.__doc__:
+            raise ValueError(f"a migration is a function mNNN_what with a docstring, not {change}")
+        return cls(int(found[1]), " ".join(change.__doc__.split()), change, reindex)
+
+
+def migration(reindex: bool = False) -> Callable[[Change], Migration]:
+    return lambda change: Migration.of(change, reindex)
+
+
+# -- the migrations: never edit one that has shipped; append a new one ---------------------------
+
+
+@migration()
+def m001_document_views(m: Migrator) -> None:
+    """the document views"""
+    m.create_table(
+        "documents",
+        {
+            "doc_id": "VARCHAR PRIMARY KEY",
+            "path": "VARCHAR NOT NULL",
+            "file_name": "VARCHAR",
+            "format": "VARCHAR",
+            "sha256": "VARCHAR",
+            "size_bytes": "BIGINT",
+            "page_count": "INTEGER",
+            "title": "VARCHAR",
+            "authors": "VARCHAR[]",
+            "abstract": "VARCHAR",
+            "year": "INTEGER",
+            "venue": "VARCHAR",
+            "doi": "VARCHAR",
+            "arxiv_id": "VARCHAR",
+            "has_text": "BOOLEAN",
+            "tldr": "VARCHAR",
+            "indexed_at": "TIMESTAMP",
+        },
+    )
+    m.create_table(
+        "pages",
+        {
+            "page_id": "VARCHAR PRIMARY KEY",
+            "doc_id": "VARCHAR NOT NULL",
+            "page_number": "INTEGER",
+            "width": "DOUBLE",
+            "height": "DOUBLE",
+            "text": "VARCHAR",
+            "has_text": "BOOLEAN",
+            "summary": "VARCHAR",
+        },
+        indexes=("doc_id",),
+    )
+    m.create_table(
+        "sections",
+        {
+            "section_id": "VARCHAR PRIMARY KEY",
+            "doc_id": "VARCHAR NOT NULL",
+            "parent_id": "VARCHAR",
+            "ordinal": "INTEGER",
+            "level": "INTEGER",
+            "number": "VARCHAR",
+            "title": "VARCHAR",
+            "content": "VARCHAR",
+            "summary": "VARCHAR",
+            "page_start": "INTEGER",
+            "page_end": "INTEGER",
+            "bbox": "DOUBLE[]",
+            "source": "VARCHAR",
+        },
+        indexes=("doc_id",),
+    )
+    m.create_table(
+        "chunks",
+        {
+            "chunk_id": "VARCHAR PRIMARY KEY",
+            "doc_id": "VARCHAR NOT NULL",
+            "section_id": "VARCHAR",
+            "ordinal": "INTEGER",
+            "text": "VARCHAR",
+            "page_number": "INTEGER",
+            "page_end": "INTEGER",
+            "token_count": "INTEGER",
+        },
+        indexes=("doc_id",),
+    )
+    m.create_table(
+        "tables",
+        {
+            "table_id": "VARCHAR PRIMARY KEY",
+            "doc_id": "VARCHAR NOT NULL",
+            "section_id": "VARCHAR",
+            "ordinal": "INTEGER",
+            "page_number": "INTEGER",
+            "bbox": "DOUBLE[]",
+            "label": "VARCHAR",
+            "caption": "VARCHAR",
+            "html": "VARCHAR",
+            "n_rows": "INTEGER",
+            "n_cols": "INTEGER",
+            "header_rows": "INTEGER",
+            "header_cols": "INTEGER",
+            "summary": "VARCHAR",
+        },
+        indexes=("doc_id",),
+    )
+    m.create_table(
+        "table_cells",
+        {
+            "cell_id": "VARCHAR PRIMARY KEY",
+            "table_id": "VARCHAR NOT NULL",
+            "doc_id": "VARCHAR NOT NULL",
+            "row": "INTEGER",
+            "col": "INTEGER",
+            "row_span": "INTEGER",
+            "col_span": "INTEGER",
+            "text": "VARCHAR",
+            "value": "DOUBLE",
+            "unit": "VARCHAR",
+            "is_col_header": "BOOLEAN",
+            "is_row_header": "BOOLEAN",
+            "row_path": "VARCHAR[]",
+            "col_path": "VARCHAR[]",
+            "page_number": "INTEGER",
+            "bbox": "DOUBLE[]",
+        },
+        indexes=("table_id", "doc_id"),
+    )
+    m.create_table(
+        "images",
+        {
+            "image_id": "VARCHAR PRIMARY KEY",
+            "doc_id": "VARCHAR NOT NULL",
+            "section_id": "VARCHAR",
+            "ordinal": "INTEGER",
+            "page_number": "INTEGER",
+            "bbox": "DOUBLE[]",
+            "label": "VARCHAR",
+            "caption": "VARCHAR",
+            "summary": "VARCHAR",
+        },
+        indexes=("doc_id",),
+    )
+    m.create_table(
+        "equations",
+        {
+            "equation_id": "VARCHAR PRIMARY KEY",
+            "doc_id": "VARCHAR NOT NULL",
+            "section_id": "VARCHAR",
+            "ordinal": "INTEGER",
+            "page_number": "INTEGER",
+            "bbox": "DOUBLE[]",
+            "number": "VARCHAR",
+            "text": "VARCHAR",
+        },
+        indexes=("doc_id",),
+    )
+    m.create_table(
+        "doc_references",
+        {
+            "reference_id": "VARCHAR PRIMARY KEY",
+            "doc_id": "VARCHAR NOT NULL",
+            "ordinal": "INTEGER",
+            "label": "VARCHAR",
+            "text": "VARCHAR",
+            "year": "INTEGER",
+            "doi": "VARCHAR",
+            "arxiv_id": "VARCHAR",
+            "page_number": "INTEGER",
+        },
+        indexes=("doc_id",),
+    )
+    m.create_table(
+        "tree_nodes",
+        {
+            "node_id": "VARCHAR PRIMARY KEY",
+            "doc_id": "VARCHAR NOT NULL",
+            "parent_id": "VARCHAR",
+            "ordinal": "INTEGER",
+            "depth": "INTEGER",
+            "node_type": "VARCHAR",
+            "title": "VARCHAR",
+            "page_start": "INTEGER",
+            "page_end": "INTEGER",
+            "ref_table": "VARCHAR",
+            "ref_id": "VARCHAR",
+        },
+        indexes=("doc_id",),
+    )
+
+
+@migration(reindex=True)
+def m002_entity_graph(m: Migrator) -> None:
+    """the entity graph (entities, relations, entity_links) and row/column summaries of tables"""
+    m.create_table(
+        "entities",
+        {
+            "entity_id": "VARCHAR PRIMARY KEY",
+            "doc_id": "VARCHAR NOT NULL",
+            "name": "VARCHAR",
+            "entity_type": "VARCHAR",
+            "aliases": "VARCHAR[]",
+            "description": "VARCHAR",
+            "mention_count": "INTEGER",
+            "node_count": "INTEGER",
+            "page_number": "INTEGER",
+        },
+        indexes=("doc_id",),
+    )
+    m.create_table(
+        "relations",
+        {
+            "relation_id": "VARCHAR PRIMARY KEY",
+            "doc_id": "VARCHAR NOT NULL",
+            "source_id": "VARCHAR",
+            "target_id": "VARCHAR",
+            "relation": "VARCHAR",
+            "weight": "INTEGER",
+            "evidence_node_ids": "VARCHAR[]",
+            "evidence": "VARCHAR",
+            "page_number": "INTEGER",
+        },
+        indexes=("doc_id", "source_id", "target_id"),
+    )
+    m.create_table(
+        "entity_links",
+        {
+            "link_id": "VARCHAR PRIMARY KEY",
+            "entity_id": "VARCHAR NOT NULL",
+            "node_id": "VARCHAR NOT NULL",
+            "doc_id": "VARCHAR NOT NULL",
+            "mention_count": "INTEGER",
+            "page_number": "INTEGER",
+        },
+        indexes=("doc_id", "entity_id", "node_id"),
+    )
+    m.create_table(
+        "table_summaries",
+        {
+            "summary_id": "VARCHAR PRIMARY KEY",
+            "table_id": "VARCHAR NOT NULL",
+            "doc_id": "VARCHAR NOT NULL",
+            "axis": "VARCHAR",
+            "level": "INTEGER",
+            "path": "VARCHAR[]",
+            "text": "VARCHAR",
+            "page_number": "INTEGER",
+            "bbox": "DOUBLE[]",
+            "cell_count": "INTEGER",
+        },
+        indexes=("table_id", "doc_id"),
+    )
+
+
+@migration(reindex=True)
+def m003_citable_evidence(m: Migrator) -> None:
+    """citable evidence: sentences with page boxes, chunk and section boxes, page labels"""
+    m.create_table(
+        "sentences",
+        {
+            "sentence_id": "VARCHAR PRIMARY KEY",
+            "doc_id": "VARCHAR NOT NULL",
+            "chunk_id": "VARCHAR NOT NULL",
+            "section_id": "VARCHAR",
+            "ordinal": "INTEGER NOT NULL",
+            "text": "VARCHAR NOT NULL",
+            "char_start": "INTEGER NOT NULL",
+            "char_end": "INTEGER NOT NULL",
+            "page_number": "INTEGER",
+            "bbox": "DOUBLE[]",
+            "continued": "BOOLEAN NOT NULL",
+        },
+        indexes=("doc_id", "chunk_id"),
+    )
+    m.add_column("chunks", "bbox", "DOUBLE[]")
+    m.add_column("sections", "boxes", "DOUBLE[][]")
+    m.add_column("pages", "label", "VARCHAR")
+
+
+@migration(reindex=True)
+def m004_table_confidence(m: Migrator) -> None:
+    """a confidence and the doubts behind it for every table's structure"""
+    m.add_column("tables", "confidence", "DOUBLE")
+    m.add_column("tables", "doubts", "VARCHAR[]")
+
+
+@migration(reindex=True)  # scans indexed before had no text: read them now
+def m005_ocr(m: Migrator) -> None:
+    """scanned pages read by OCR, with the mean confidence of what was read"""
+    m.add_column("pages", "ocr", "BOOLEAN")
+    m.add_column("pages", "ocr_confidence", "DOUBLE")
+
+
+@migration()  # such names could not be indexed before: no document lacks its value
+def m006_path_bytes(m: Migrator) -> None:
+    """the exact bytes of a path that is not readable text (names that are not UTF-8)"""
+    m.add_column("documents", "path_bytes", "BLOB")
 
 
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(
-        1,
-        "the document views",
-        tuple(
-            CreateTable(name)
-            for name in (
-                "documents",
-                "pages",
-                "sections",
-                "chunks",
-                "tables",
-                "table_cells",
-                "images",
-                "equations",
-                "doc_references",
-                "tree_nodes",
-            )
-        ),
-    ),
-    Migration(
-        2,
-        "the entity graph (entities, relations, entity_links) and row/column summaries of tables",
-        (
-            CreateTable("entities"),
-            CreateTable("relations"),
-            CreateTable("entity_links"),
-            CreateTable("table_summaries"),
-        ),
-        reindex=True,
-    ),
-    Migration(
-        3,
-        "citable evidence: sentences with page boxes, chunk and section boxes, page labels",
-        (
-            CreateTable("sentences"),
-            AddColumn("chunks", "bbox"),
-            AddColumn("sections", "boxes"),
-            AddColumn("pages", "label"),
-        ),
-        reindex=True,
-    ),
-    Migration(
-        4,
-        "a confidence and the doubts behind it for every table's structure",
-        (AddColumn("tables", "confidence"), AddColumn("tables", "doubts")),
-        reindex=True,
-    ),
-    Migration(
-        5,
-        "scanned pages read by OCR, with the mean confidence of what was read",
-        (AddColumn("pages", "ocr"), AddColumn("pages", "ocr_confidence")),
-        reindex=True,  # scans indexed before had no text: read them now
-    ),
-    Migration(
-        6,
-        "the exact bytes of a path that is not readable text (names that are not UTF-8)",
-        (AddColumn("documents", "path_bytes"),),  # such names could not be indexed before
-    ),
+    m001_document_views,
+    m002_entity_graph,
+    m003_citable_evidence,
+    m004_table_confidence,
+    m005_ocr,
+    m006_path_bytes,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
@@ -123,6 +455,22 @@ class SchemaTooNewError(RuntimeError):
     """The index was written by a newer docsym than this one."""
 
 
+def apply(
+    migrator: Migrator, recorded: int, known: tuple[Migration, ...], what: str = "index"
+) -> bool:
+    """Run every migration of ``known`` after version ``recorded``; True if one of them needs the
+    documents indexed again. ``what`` names the database in the refusal (index or store)."""
+    newest = known[-1].version
+    if recorded > newest:
+        raise SchemaTooNewError(
+            f"{what} schema version {recorded} is newer than this docsym ({newest}); upgrade docsym"
+        )
+    later = [m for m in known if m.version > recorded]
+    for m in later:
+        m.change(migrator)
+    return any(m.reindex for m in later)
+
+
 @dataclass(frozen=True)
 class Upgrade:
     from_version: int
@@ -130,11 +478,9 @@ class Upgrade:
     reindex: bool  # documents must be indexed again (now, or left from an unfinished upgrade)
 
 
-def upgrade(
-    con: duckdb.DuckDBPyConnection, migrations: tuple[Migration, ...] = MIGRATIONS
-) -> Upgrade:
-    """Bring the database at ``con`` to the newest version of ``migrations``."""
-    newest = migrations[-1].version
+def upgrade(con: duckdb.DuckDBPyConnection, known: tuple[Migration, ...] = MIGRATIONS) -> Upgrade:
+    """Bring the DuckDB index at ``con`` to the newest version of ``known``."""
+    newest = known[-1].version
     con.execute(
         f"CREATE TABLE IF NOT EXISTS {schema.META_TABLE} (key VARCHAR PRIMARY KEY, value VARCHAR)"
     )
@@ -142,19 +488,14 @@ def upgrade(
     is_new = recorded is None and not _has_table(con, "documents")
     # Indexes older than version records hold the first views only.
     version = newest if is_new else int(recorded or 1)
-    if version > newest:
-        raise SchemaTooNewError(
-            f"index schema version {version} is newer than this docsym ({newest}); upgrade docsym"
-        )
-    reindex = False
-    for migration in migrations:
-        if migration.version > version:
-            for step in migration.steps:
-                for statement in step.statements():
-                    con.execute(statement)
-            reindex |= migration.reindex
-    for statement in schema.ddl():  # a new index; and descriptions may have improved
-        con.execute(statement)
+    if is_new:
+        for statement in schema.ddl():
+            con.execute(statement)
+        reindex = False
+    else:
+        reindex = apply(DuckDBMigrator(con), version, known)
+        for statement in schema.comments():  # descriptions may have improved
+            con.execute(statement)
     write_meta(con, "schema_version", str(newest))
     if reindex and _count(con, "documents"):
         write_meta(con, PENDING_REINDEX, "1")

@@ -16,6 +16,9 @@ sessions are other clients'), its address, version and tablespace paths.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import replace
+
 from docsym.storage import schema
 from docsym.storage.rows import Table
 
@@ -113,27 +116,28 @@ def copy_types(t: Table) -> list[str]:
     return [_COPY_TYPES[c.type] for c in t.columns]
 
 
+def indexed_columns(columns: Iterable[str], indexes: tuple[str, ...]) -> tuple[str, ...]:
+    """The columns of a table to index here: those its declaration names, and doc_id wherever
+    there is one, since every document is deleted and rewritten by doc_id."""
+    if "doc_id" in columns and "doc_id" not in indexes:
+        return (*indexes, "doc_id")
+    return indexes
+
+
 def create_table(t: Table) -> list[str]:
-    statements = schema.create_table(t, pg_type)
-    if "doc_id" in {c.name for c in t.columns} and "doc_id" not in t.indexes:
-        # Every document is deleted and rewritten by doc_id.
-        statements.append(f"CREATE INDEX IF NOT EXISTS idx_{t.name}_doc_id ON {t.name} (doc_id)")
-    return statements
-
-
-def add_column(table: str, column: str) -> str:
-    c = schema.table(table).column(column)
-    return f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {c.name} {pg_type(c.type)}"
+    names = [c.name for c in t.columns]
+    return schema.create_table(replace(t, indexes=indexed_columns(names, t.indexes)), pg_type)
 
 
 def views() -> list[str]:
-    """Every view's table, then the descriptions as comments (idempotent)."""
+    """Every view's table and its indexes (idempotent); the descriptions are
+    ``schema.comments()``."""
     statements = [
         f"CREATE TABLE IF NOT EXISTS {schema.META_TABLE} (key text PRIMARY KEY, value text)"
     ]
     for t in schema.TABLES:
         statements += create_table(t)
-    return statements + schema.comments()
+    return statements
 
 
 def text_search() -> list[str]:

@@ -1,7 +1,9 @@
 """Create or upgrade the shared store's schema, once, whoever connects first.
 
 Several indexers may start at once on an empty database; a transaction-level advisory lock makes
-one of them create the schema while the others wait, then find it there.
+one of them create the schema while the others wait, then find it there. A new store is created
+from ``storage/schema.py``; an existing one runs the frozen migrations after its recorded version
+(``storage/migrations.py``), as an index directory does.
 """
 
 from __future__ import annotations
@@ -17,25 +19,41 @@ from docsym.storage.settings import get_settings
 _SCHEMA_LOCK = 0x646F6373  # advisory lock key: "docs"
 
 
-def ensure_schema(con: psycopg.Connection) -> bool:
-    """Bring the store to the newest schema; True if its documents must be indexed again."""
+class PostgresMigrator(migrations.Migrator):
+    """The migrations' steps in PostgreSQL's words. PostgreSQL alters indexed tables in place,
+    and an index follows its column's rename and goes with its drop."""
+
+    def __init__(self, con: psycopg.Connection) -> None:
+        self.con = con
+
+    def run(self, statement: str) -> None:
+        self.con.execute(statement)
+
+    def sql_type(self, duckdb_type: str) -> str:
+        return ddl.pg_type(duckdb_type)
+
+    def create_table(
+        self, table: str, columns: dict[str, str], indexes: tuple[str, ...] = ()
+    ) -> None:
+        super().create_table(table, columns, ddl.indexed_columns(columns, indexes))
+
+
+def ensure_schema(
+    con: psycopg.Connection, known: tuple[migrations.Migration, ...] = migrations.MIGRATIONS
+) -> bool:
+    """Bring the store to the newest schema of ``known``; True if its documents must be indexed
+    again."""
     with con.transaction():
         con.execute("SELECT pg_advisory_xact_lock(%s)", [_SCHEMA_LOCK])
         con.execute("CREATE EXTENSION IF NOT EXISTS vector")
         recorded = _recorded_version(con)
-        newest = migrations.SCHEMA_VERSION
-        if recorded is not None and recorded > newest:
-            raise migrations.SchemaTooNewError(
-                f"store schema version {recorded} is newer than this docsym ({newest}); "
-                "upgrade docsym"
-            )
-        reindex = False
-        for migration in migrations.MIGRATIONS:
-            if recorded is not None and migration.version > recorded:
-                for step in migration.steps:
-                    for statement in _statements(step):
-                        con.execute(statement)
-                reindex |= migration.reindex
+        newest = known[-1].version
+        if recorded is None:  # a new store, at the newest version
+            for statement in ddl.views():
+                con.execute(statement)
+            reindex = False
+        else:
+            reindex = migrations.apply(PostgresMigrator(con), recorded, known, "store")
         s = get_settings()
         limits = {
             "statement_timeout": f"{int(s.sql_seconds * 1000)}ms",
@@ -43,7 +61,7 @@ def ensure_schema(con: psycopg.Connection) -> bool:
             "work_mem": "64MB",
         }
         statements = [
-            *ddl.views(),
+            *schema.comments(),  # descriptions may have improved
             *ddl.vector_side(),
             *ddl.reader_role(_secret(s.pg_reader_password), limits),
         ]
@@ -90,9 +108,3 @@ def _write_meta(con: psycopg.Connection, key: str, value: str) -> None:
 
 def _secret(value) -> str | None:
     return value.get_secret_value() if value is not None else None
-
-
-def _statements(step: migrations.Step) -> list[str]:
-    if isinstance(step, migrations.CreateTable):
-        return ddl.create_table(schema.table(step.table))
-    return [ddl.add_column(step.table, step.column)]
