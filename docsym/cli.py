@@ -572,11 +572,6 @@ def _target(args: argparse.Namespace) -> Path | str:
     return resolve_index_dir(args.index_dir)
 
 
-def _name(path: Path) -> str:
-    """A file's name for the progress bar: escaped (storage/file_names.py) and without markup."""
-    return escape(readable(path.name))
-
-
 def _shown(target: Path | str) -> str:
     """The index as text to show: a directory escaped (storage/file_names.py), a store's URL
     without its password. Plain text: escape() it for rich markup."""

@@ -41,11 +41,7 @@ class Prepared:
     tables: int = 0
     figures: int = 0
     equations: int = 0
-    seconds: dict[str, float] = field(default_factory=dict)  # per stage (see STAGES)
-
-
-# The stages of preparing a document, as the run report times them (writing is the sink's).
-STAGES = ("parse", "summaries", "graph", "encode")
+    seconds: dict[str, float] = field(default_factory=dict)  # per stage of prepare.py
 
 
 @dataclass(frozen=True)

@@ -162,7 +162,6 @@ class TermStats:
                 while term >= len(doc_freq):
                     doc_freq.append(0)
                 doc_freq[term] += 1
-        self._n_sentences = n_sentences
         self._known = len(doc_freq)
         df = np.asarray(doc_freq, dtype=np.float64)
         self._idf = np.log((n_sentences + 1.0) / (df + 1.0)) + 1.0

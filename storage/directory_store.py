@@ -211,13 +211,6 @@ class DirectoryStore(Store):
             con = self._vectors()
             return (self._identity, con.execute("PRAGMA data_version").fetchone()[0])
 
-    def entry_ids(self, where: str, params: list) -> list[int]:
-        with self._lock:
-            rows = self._vectors().execute(
-                f"SELECT id FROM entries e WHERE ({where}) AND {self.visible()}", params
-            )
-            return [r[0] for r in rows]
-
     def collection_ids(self, collection: str) -> set[int]:
         kind = self.collections()[collection][0]
         source = BM25 if kind == "fts5" else vec_table(collection)

@@ -448,8 +448,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     m006_path_bytes,
 )
 
-SCHEMA_VERSION = MIGRATIONS[-1].version
-
 
 class SchemaTooNewError(RuntimeError):
     """The index was written by a newer docsym than this one."""

@@ -184,10 +184,6 @@ class SqlPool:
             else:
                 self._idle.append(worker)
 
-    def worker_pids(self) -> list[int]:
-        with self._lock:
-            return [w.process.pid for w in self._idle]
-
     def close(self) -> None:
         with self._lock:
             self._closed = True

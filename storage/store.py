@@ -110,9 +110,6 @@ class Store(ABC):
         """id -> (table_name, column_name, primary_key) of the entries matching ``where``."""
 
     @abstractmethod
-    def entry_ids(self, where: str, params: list) -> list[int]: ...
-
-    @abstractmethod
     def collection_ids(self, collection: str) -> set[int]:
         """The entry ids a collection holds (keyword index or vectors), for ``docsym check``."""
 

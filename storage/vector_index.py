@@ -82,12 +82,6 @@ class VectorIndex:
             return self
         return VectorIndex.build(self.rowids[keep], self.vectors[keep])
 
-    @property
-    def nbytes(self) -> int:
-        """Memory held by the index's arrays."""
-        arrays = (self.rowids, self.vectors, self.bits_by_word, self.sorted_rowids)
-        return sum(a.nbytes for a in arrays) + self.sorted_positions.nbytes
-
     def search(
         self, query: np.ndarray, k: int, subset: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:

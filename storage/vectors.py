@@ -171,17 +171,6 @@ class VectorStore:
         return [name for name, kind, _, _ in self.collections() if kind == "vec0"]
 
     # -- writes ------------------------------------------------------------------------------
-    def replace_documents(
-        self,
-        doc_ids: Iterable[str],
-        entries: Sequence[Entry],
-        vectors: dict[str, np.ndarray],
-    ) -> None:
-        """Retire every entry of ``doc_ids``, then insert ``entries`` with their vectors
-        (``vectors[collection][i]`` belongs to ``entries[i]``), in one transaction."""
-        with self.replacing_documents(doc_ids, entries, vectors):
-            pass
-
     @contextmanager
     def replacing_documents(
         self,
@@ -189,8 +178,10 @@ class VectorStore:
         entries: Sequence[Entry],
         vectors: dict[str, np.ndarray],
     ) -> Iterator[None]:
-        """``replace_documents`` in a transaction that commits when the block ends and rolls
-        back if it raises: the block writes the same documents' rows elsewhere."""
+        """Retire every entry of ``doc_ids``, then insert ``entries`` with their vectors
+        (``vectors[collection][i]`` belongs to ``entries[i]``), in a transaction that commits
+        when the block ends and rolls back if it raises: the block writes the same documents'
+        rows elsewhere."""
         with self.con:
             self._replace(doc_ids, entries, vectors)
             yield

@@ -38,7 +38,8 @@ def synthetic(tmp_path: Path) -> Bm25Search:
         text = " ".join(["the", "report", "the", *extra, *(["filler"] * rng.randint(0, 6))])
         entries.append(Entry("chunks", "text", f"c{n}", f"d{n % 3}", 1, text))
     store = VectorStore(tmp_path / "vectors.sqlite")
-    store.replace_documents([], entries, {})
+    with store.replacing_documents([], entries, {}):
+        pass
     store.close()
     return Bm25Search(connect(tmp_path / "vectors.sqlite", readonly=True))
 
@@ -66,11 +67,14 @@ def test_too_few_rare_rows_merge_in_the_common_ones(synthetic: Bm25Search) -> No
 def test_word_counts_follow_new_rows(tmp_path: Path) -> None:
     path = tmp_path / "vectors.sqlite"
     writer = VectorStore(path)
-    writer.replace_documents([], [Entry("chunks", "text", "c0", "d0", 1, "the kestrel")], {})
+    first = [Entry("chunks", "text", "c0", "d0", 1, "the kestrel")]
+    with writer.replacing_documents([], first, {}):
+        pass
     search = Bm25Search(connect(path, readonly=True))
     assert search._rows_holding("kestrel") == 1
     more = [Entry("chunks", "text", f"c{n}", "d1", 1, "a kestrel") for n in range(1, 4)]
-    writer.replace_documents([], more, {})
+    with writer.replacing_documents([], more, {}):
+        pass
     writer.close()
     search._split(["kestrel"])  # another connection's commit: the counts are read again
     assert search._rows_holding("kestrel") == 4

@@ -6,7 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from docsym.language.labels import acronym_words, label_core, label_key, stem
-from docsym.tools.tables import match_path, rank_cells
+from docsym.tools.tables import EXACT, _grades, rank_cells
+
+
+def match_path(labels: list[str], path: list[str] | None) -> int | None:
+    """None unless every label matches some label of the path (its key is part of that label's
+    key, or all its words are among that label's words, plurals and inflections aside, or it
+    is the acronym of some of them: 'aircrafts' meets 'Aircraft rent', 'asm' meets 'Available
+    seat miles'); else how many labels equal a path label exactly (keys equal)."""
+    grades = _grades(labels, path)
+    return None if grades is None else grades.count(EXACT)
 
 
 def cell(row: int, col: int, row_path: list[str], col_path: list[str]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
-"""The vector-search filter language: parsing, SQL compilation, Python evaluation, errors and
-bounds. Generated tests check that junk input only ever gives FilterError, and that SQLite and
-``matches`` agree on every valid filter."""
+"""The vector-search filter language: parsing, SQL compilation, errors and bounds. Generated
+tests check that junk input only ever gives FilterError, and that SQLite running the compiled SQL
+agrees with ``tests/filter_semantics.py``'s reading of every valid filter."""
 
 from __future__ import annotations
 
@@ -19,11 +19,12 @@ from docsym.tools.filters import (
     MAX_NESTING,
     MAX_TOTAL_LITERALS,
     OPERATORS_HELP,
+    Everything,
     Filter,
     FilterError,
-    matches,
     parse_filter,
 )
+from tests.filter_semantics import matches
 
 TEXT_FIELDS = [name for name, kind in FIELDS.items() if kind == "text"]
 
@@ -37,6 +38,14 @@ _SQL_VOCABULARY = re.compile(
 
 def _sql_is_pure_vocabulary(sql: str) -> bool:
     return _SQL_VOCABULARY.sub("", sql) == ""
+
+
+def _sql(text: str) -> str:
+    return parse_filter(text).compile()[0]
+
+
+def _params(text: str) -> list:
+    return parse_filter(text).compile()[1]
 
 
 def _database(entries: list[dict]) -> sqlite3.Connection:
@@ -88,16 +97,18 @@ def _rows(text: str) -> list[int]:
 
 def test_examples_compile_to_parameterised_sql() -> None:
     flt = parse_filter("doc_id == 'x' and page_number >= 3")
-    assert (flt.sql, flt.params) == ("(doc_id = ? AND page_number >= ?)", ["x", 3])
+    assert flt.compile() == ("(doc_id = ? AND page_number >= ?)", ["x", 3])
     flt = parse_filter("primary_key in ['a', 'b']")
-    assert (flt.sql, flt.params) == ("primary_key IN (?, ?)", ["a", "b"])
-    assert parse_filter("table_name == 'sections'").params == ["sections"]
+    assert flt.compile() == ("primary_key IN (?, ?)", ["a", "b"])
+    assert _params("table_name == 'sections'") == ["sections"]
     flt = parse_filter(
         "(table_name == \"chunks\" or table_name == 'pages') and not doc_id in ['d1']"
     )
-    assert flt.sql == "((table_name = ? OR table_name = ?) AND NOT (doc_id IN (?)))"
-    assert flt.params == ["chunks", "pages", "d1"]
-    assert parse_filter("column_name like 'sum%'").params == ["sum%"]
+    assert flt.compile() == (
+        "((table_name = ? OR table_name = ?) AND NOT (doc_id IN (?)))",
+        ["chunks", "pages", "d1"],
+    )
+    assert _params("column_name like 'sum%'") == ["sum%"]
 
 
 def test_example_results() -> None:
@@ -126,8 +137,8 @@ def test_compile_with_alias_prefixes_every_column() -> None:
 @pytest.mark.parametrize("text", ["", "   ", "\n\t "])
 def test_blank_filter_matches_everything(text: str) -> None:
     flt = parse_filter(text)
-    assert flt.matches_everything
-    assert (flt.sql, flt.params) == ("TRUE", [])
+    assert flt.node == Everything()
+    assert flt.compile() == ("TRUE", [])
     assert _rows(text) == [1, 2, 3, 4]
 
 
@@ -179,11 +190,11 @@ def test_operators(text: str, rows: list[int]) -> None:
 
 def test_like_escapes_only_reach_like() -> None:
     """``\\%`` is a literal percent: in LIKE it stays escaped, in == it is just '%'."""
-    assert parse_filter("column_name like '50\\%%'").params == ["50\\%%"]
-    assert parse_filter("column_name == '50\\% off'").params == ["50% off"]
+    assert _params("column_name like '50\\%%'") == ["50\\%%"]
+    assert _params("column_name == '50\\% off'") == ["50% off"]
     assert _rows("column_name == '50\\% off'") == [4]
     # A backslash in a LIKE pattern is itself escaped, so it matches a literal backslash.
-    assert parse_filter("doc_id like 'a\\\\b'").params == ["a\\\\b"]
+    assert _params("doc_id like 'a\\\\b'") == ["a\\\\b"]
     assert matches(parse_filter("doc_id like 'a\\\\b'"), {"doc_id": "a\\b"})
 
 
@@ -212,7 +223,7 @@ def test_like_escapes_only_reach_like() -> None:
     ],
 )
 def test_precedence(text: str, sql: str) -> None:
-    assert parse_filter(text).sql == sql
+    assert _sql(text) == sql
 
 
 def test_precedence_changes_results() -> None:
@@ -242,8 +253,7 @@ def test_precedence_changes_results() -> None:
 )
 def test_string_literals(literal: str, value: str) -> None:
     flt = parse_filter(f"primary_key == {literal}")
-    assert flt.params == [value]
-    assert flt.sql == "primary_key = ?"
+    assert flt.compile() == ("primary_key = ?", [value])
     assert matches(flt, {"primary_key": value})
 
 
@@ -335,7 +345,7 @@ def test_list_literal_limit() -> None:
     def members(n: int) -> str:
         return "page_number in [" + ", ".join(str(i) for i in range(n)) + "]"
 
-    assert len(parse_filter(members(MAX_LIST_LITERALS)).params) == MAX_LIST_LITERALS
+    assert len(_params(members(MAX_LIST_LITERALS))) == MAX_LIST_LITERALS
     with pytest.raises(FilterError, match=f"more than {MAX_LIST_LITERALS} values") as caught:
         parse_filter(members(MAX_LIST_LITERALS + 1))
     # The caret points at the first value over the limit.
@@ -348,7 +358,7 @@ def test_total_literal_limit() -> None:
         return " or ".join(f"page_number in [{','.join(map(str, r))}]" for r in lists)
 
     flt = parse_filter(clauses(MAX_TOTAL_LITERALS))
-    assert len(flt.params) == MAX_TOTAL_LITERALS
+    assert len(flt.compile()[1]) == MAX_TOTAL_LITERALS
     # SQLite copes with the largest filter allowed.
     assert _sqlite_rows(_database(ENTRIES), flt) == _python_rows(flt, ENTRIES) == [1, 2, 4]
     with pytest.raises(FilterError, match=f"more than {MAX_TOTAL_LITERALS} values"):
@@ -363,7 +373,7 @@ def test_nesting_limit(opener: str) -> None:
         return opener * depth + "doc_id == 'x'" + closer * depth
 
     levels = MAX_NESTING // (opener.count("(") + opener.count("not") + opener.count("!"))
-    assert parse_filter(nested(levels)).params == ["x"]
+    assert _params(nested(levels)) == ["x"]
     with pytest.raises(FilterError, match=f"nested more than {MAX_NESTING} levels") as caught:
         parse_filter(nested(levels + 1))
     # The caret points at the first opener past the limit.
@@ -410,7 +420,7 @@ def test_injection_attempts_are_errors(text: str) -> None:
 )
 def test_injection_inside_literals_is_harmless(literal: str) -> None:
     flt = parse_filter(f"doc_id == {literal}")
-    assert flt.sql == "doc_id = ?"
+    assert flt.compile()[0] == "doc_id = ?"
     con = _database(ENTRIES)
     assert _sqlite_rows(con, flt) == []
     assert con.execute("SELECT count(*) FROM entries").fetchone() == (len(ENTRIES),)
@@ -546,5 +556,5 @@ def test_valid_filters_agree_with_sqlite(text: str, entries: list[dict]) -> None
 @given(value=_text_values, quote=st.sampled_from("'\""), doubled=st.booleans())
 def test_any_quoted_string_round_trips(value: str, quote: str, doubled: bool) -> None:
     flt = parse_filter(f"doc_id == {_quote(value, quote, doubled)}")
-    assert flt.params == [value]
+    assert flt.compile()[1] == [value]
     assert matches(flt, {"doc_id": value})

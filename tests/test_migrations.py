@@ -22,6 +22,8 @@ from docsym.storage.writer import IndexWriter
 from tests import pdf_factory
 from tests.conftest import new_database
 
+SCHEMA_VERSION = migrations.MIGRATIONS[-1].version  # the version this docsym writes
+
 # The index as the first docsym wrote it (schema version 1, commit cc039b0): the oldest schema
 # this docsym upgrades. Written out, not derived, so nothing of today's code shapes it.
 V1_INDEX = """
@@ -298,7 +300,7 @@ def test_an_index_of_the_oldest_schema_gains_todays_columns_and_keeps_its_rows(
                     f"SELECT count(*) FROM {table.name} WHERE {column} IS NOT NULL"
                 )
                 assert filled.fetchone() == (0,), f"{table.name}.{column}"
-        assert int(_meta(new, "schema_version")) == migrations.SCHEMA_VERSION
+        assert int(_meta(new, "schema_version")) == SCHEMA_VERSION
         assert _meta(new, migrations.PENDING_REINDEX) == "1"
 
 
@@ -333,10 +335,8 @@ def test_a_shipped_migration_never_changes() -> None:
 def test_a_new_database_is_created_at_the_newest_version(tmp_path: Path) -> None:
     with duckdb.connect(str(tmp_path / "new.duckdb")) as con:
         done = migrations.upgrade(con)
-        assert done == migrations.Upgrade(
-            migrations.SCHEMA_VERSION, migrations.SCHEMA_VERSION, False
-        )
-        assert int(_meta(con, "schema_version")) == migrations.SCHEMA_VERSION
+        assert done == migrations.Upgrade(SCHEMA_VERSION, SCHEMA_VERSION, False)
+        assert int(_meta(con, "schema_version")) == SCHEMA_VERSION
         for table in schema.TABLES:
             con.execute(f"SELECT {', '.join(c.name for c in table.columns)} FROM {table.name}")
 
@@ -416,7 +416,7 @@ def test_an_index_from_schema_version_1_is_upgraded_and_reindexed(tmp_path: Path
     report = index_paths([folder], index)
     assert [Path(p).name for p in report.updated] == ["a.pdf"]
     with duckdb.connect(str(index / "index.duckdb"), read_only=True) as con:
-        assert int(_meta(con, "schema_version")) == migrations.SCHEMA_VERSION
+        assert int(_meta(con, "schema_version")) == SCHEMA_VERSION
         assert _meta(con, migrations.PENDING_REINDEX) is None
         assert con.execute("SELECT count(*) FROM entities").fetchone()[0] > 0
     assert index_paths([folder], index).unchanged
@@ -525,7 +525,7 @@ def test_a_store_of_the_oldest_schema_upgrades_to_a_new_stores_schema(pg_server)
         version = con.execute(
             f"SELECT value FROM {schema.META_TABLE} WHERE key = 'schema_version'"
         ).fetchone()
-        assert int(version[0]) == migrations.SCHEMA_VERSION
+        assert int(version[0]) == SCHEMA_VERSION
         with pytest.raises(migrations.SchemaTooNewError, match="store schema version 6"):
             ensure_schema(con, migrations.MIGRATIONS[:5])
 

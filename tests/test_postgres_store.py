@@ -339,14 +339,14 @@ def test_a_document_is_written_whole_or_not_at_all(pg_server, tmp_path: Path) ->
     text_pdf(docs / "a.pdf", pages=3, marker="alpha")
     script = (
         "import os, sys\n"
-        "from storage.postgres import writer\n"
+        "from docsym.storage.postgres import writer\n"
         "real = writer.PostgresWriter._copy_vectors\n"
         "def die(self, *args):\n"
         "    real(self, *args)\n"
         "    os._exit(9)  # killed after the rows and vectors went in, before the commit\n"
         "writer.PostgresWriter._copy_vectors = die\n"
         "from pathlib import Path\n"
-        "from indexer.pipeline import index_paths\n"
+        "from docsym.indexer.pipeline import index_paths\n"
         "index_paths([Path(sys.argv[1])], sys.argv[2])\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -365,7 +365,7 @@ def test_a_document_is_written_whole_or_not_at_all(pg_server, tmp_path: Path) ->
         assert count == 1
         hits = store.fts("marker alpha page 2", limit=3)
         assert hits and store.entries([hits[0][0]])[hits[0][0]].doc_id
-        assert store.collection_ids("minilm") == set(store.entry_ids("TRUE", []))
+        assert store.collection_ids("minilm") == set(store.entry_keys("TRUE", []))
 
 
 def test_text_with_nul_characters_is_stored(pg_server, tmp_path: Path) -> None:

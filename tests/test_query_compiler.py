@@ -29,11 +29,19 @@ from docsym.tools.query_grammar import (
     QueryError,
     parse,
     render,
-    shape,
     validate,
 )
 from docsym.tools.query_plans import compile_expression, compile_query, run_plan, translate
 from tests.conftest import REPO
+
+
+def shape(node: Node) -> tuple:
+    """The tree without positions: two expressions mean the same when their shapes are equal."""
+    if isinstance(node, Atomic):
+        return ("atomic", node.question)
+    if isinstance(node, Dependent):
+        return ("dependent", shape(node.left), shape(node.right))
+    return ("list", *(shape(p) for p in node.parts))
 
 
 # -- grammar ---------------------------------------------------------------------------------

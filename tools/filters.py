@@ -1,19 +1,16 @@
 """The filter language of vector search: a small boolean language over the fields of a
-vector-store entry, compiled to a parameterised SQLite WHERE fragment and evaluable in Python.
+vector-store entry, compiled to a parameterised SQLite WHERE fragment.
 
 Example: ``(table_name == "chunks" or table_name == 'pages') and not doc_id in ['d1']``.
 
 Safety comes from the shape of the compiler, not from escaping: literals only ever become ``?``
 parameters and column names only ever come from ``FIELDS``, so no input text reaches the SQL.
-``matches`` uses SQL's three-valued logic so that the in-memory path agrees with SQLite,
-including for NULL ``page_number``.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from docsym.tools.errors import ToolError
@@ -136,23 +133,11 @@ Node = (
 
 @dataclass(frozen=True)
 class Filter:
-    """A parsed filter. ``sql``/``params`` use bare column names; ``compile(alias)`` prefixes
-    them when the entries table is aliased in the caller's query."""
+    """A parsed filter. ``compile()`` gives the SQL and its parameters with bare column names;
+    ``compile(alias)`` prefixes them when the entries table is aliased in the caller's query."""
 
     text: str
     node: Node
-
-    @property
-    def matches_everything(self) -> bool:
-        return isinstance(self.node, Everything)
-
-    @property
-    def sql(self) -> str:
-        return self.compile()[0]
-
-    @property
-    def params(self) -> list:
-        return self.compile()[1]
 
     def compile(self, alias: str | None = None) -> tuple[str, list]:
         if alias is not None and not _IDENT.fullmatch(alias):
@@ -542,125 +527,3 @@ def _column(field: str) -> str:
     if field not in FIELDS:
         raise ValueError(f"unknown filter field {field!r}")
     return field
-
-
-# ---------------------------------------------------------------- Python evaluation
-
-
-def matches(filter: Filter | str, entry: Mapping[str, object]) -> bool:
-    """Evaluate the filter on one entry exactly as SQLite would evaluate ``filter.sql`` on the
-    same row: comparisons with NULL are unknown, and unknown rows are not matched."""
-    if isinstance(filter, str):
-        filter = parse_filter(filter)
-    return _evaluate(filter.node, entry) is True
-
-
-def _evaluate(node: Node, entry: Mapping[str, object]) -> bool | None:
-    match node:
-        case Everything():
-            return True
-        case Comparison(field, op, value):
-            actual = entry.get(field)
-            if actual is None:
-                return None
-            return _ORDER_TESTS[op](_sqlite_order(actual, value))
-        case NullCheck(field, is_null):
-            return (entry.get(field) is None) == is_null
-        case Membership(field, values, negated):
-            actual = entry.get(field)
-            if actual is None:
-                return None
-            found = any(_sqlite_order(actual, v) == 0 for v in values)
-            return found != negated
-        case Like(field, pattern, negated):
-            actual = entry.get(field)
-            if actual is None:
-                return None
-            return _like(pattern, actual if isinstance(actual, str) else str(actual)) != negated
-        case Conjunction(parts):
-            results = [_evaluate(p, entry) for p in parts]
-            if False in results:
-                return False
-            return None if None in results else True
-        case Disjunction(parts):
-            results = [_evaluate(p, entry) for p in parts]
-            if True in results:
-                return True
-            return None if None in results else False
-        case Negation(part):
-            result = _evaluate(part, entry)
-            return None if result is None else not result
-    raise TypeError(f"not a filter node: {node!r}")
-
-
-_ORDER_TESTS = {
-    "=": lambda order: order == 0,
-    "!=": lambda order: order != 0,
-    "<": lambda order: order < 0,
-    "<=": lambda order: order <= 0,
-    ">": lambda order: order > 0,
-    ">=": lambda order: order >= 0,
-}
-
-
-def _sqlite_order(a: object, b: object) -> int:
-    """SQLite's ordering of two non-NULL values: numbers before text before blobs, then by
-    value (text by code point, which equals SQLite's UTF-8 byte order)."""
-    rank_a, rank_b = _storage_rank(a), _storage_rank(b)
-    if rank_a != rank_b:
-        return -1 if rank_a < rank_b else 1
-    return (a > b) - (a < b)  # type: ignore[operator]
-
-
-def _storage_rank(value: object) -> int:
-    if isinstance(value, int | float):
-        return 0
-    if isinstance(value, str):
-        return 1
-    return 2
-
-
-def _fold(c: str) -> str:
-    # SQLite's LIKE folds ASCII letters only.
-    return c.lower() if "A" <= c <= "Z" else c
-
-
-def _like(pattern: str, value: str) -> bool:
-    """SQLite ``value LIKE pattern ESCAPE '\\'``. Classic wildcard matching that backtracks
-    only to the last '%', so it is O(len(pattern) * len(value)) with no regex blow-up."""
-    items = _pattern_items(pattern)
-    text = [_fold(c) for c in value]
-    p = t = 0
-    star_p = star_t = -1
-    while t < len(text):
-        if p < len(items) and items[p] is _RUN:
-            star_p, star_t = p, t
-            p += 1
-        elif p < len(items) and (items[p] is _ONE or items[p] == text[t]):
-            p += 1
-            t += 1
-        elif star_p >= 0:
-            star_t += 1
-            p, t = star_p + 1, star_t
-        else:
-            return False
-    return all(item is _RUN for item in items[p:])
-
-
-_RUN = object()  # '%'
-_ONE = object()  # '_'
-
-
-def _pattern_items(pattern: str) -> list[object]:
-    """_RUN, _ONE, or a folded literal character per pattern element."""
-    items: list[object] = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\" and i + 1 < len(pattern):
-            items.append(_fold(pattern[i + 1]))
-            i += 2
-            continue
-        items.append(_RUN if c == "%" else _ONE if c == "_" else _fold(c))
-        i += 1
-    return items

@@ -9,7 +9,6 @@ can walk from one paper's "BM25" to another's.
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -44,7 +43,6 @@ class EntityGraph:
     by_key: dict[str, list[str]]  # normalised name or alias -> entity ids
     node_entities: dict[str, dict[str, int]]  # tree node -> {entity id: mentions}
     doc_entities: dict[str, list[str]] = field(default_factory=dict)
-    build_seconds: float = 0.0
     _matrices: dict[str, tuple[dict[str, int], sparse.csr_array]] = field(default_factory=dict)
     _links: dict[str, tuple[dict[str, int], sparse.csr_array]] = field(default_factory=dict)
 
@@ -87,7 +85,6 @@ def entity_graph(store: Store) -> EntityGraph:
 
 
 def build_entity_graph(store: Store) -> EntityGraph:
-    started = time.perf_counter()
     con = store.sql()
     entities: dict[str, EntityInfo] = {}
     by_key: dict[str, list[str]] = defaultdict(list)
@@ -129,7 +126,6 @@ def build_entity_graph(store: Store) -> EntityGraph:
         by_key=dict(by_key),
         node_entities=dict(node_entities),
         doc_entities=dict(doc_entities),
-        build_seconds=time.perf_counter() - started,
     )
 
 

@@ -89,15 +89,6 @@ def leaves(node: Node) -> list[Atomic]:
     return [leaf for part in node.parts for leaf in leaves(part)]
 
 
-def shape(node: Node) -> tuple:
-    """The tree without positions: two expressions mean the same when their shapes are equal."""
-    if isinstance(node, Atomic):
-        return ("atomic", node.question)
-    if isinstance(node, Dependent):
-        return ("dependent", shape(node.left), shape(node.right))
-    return ("list", *(shape(p) for p in node.parts))
-
-
 def render(node: Node) -> str:
     """The expression, with the fewest parentheses that keep its shape."""
     if isinstance(node, Atomic):

@@ -228,7 +228,7 @@ def rank_cells(
     cells: list[dict[str, Any]], row_labels: list[str], col_labels: list[str]
 ) -> list[dict[str, Any]]:
     """The cells whose row path matches every row label and whose column path matches every
-    column label (``match_path``), best first:
+    column label (``_grades``), best first:
     1. those matching more labels exactly (a label equal to a whole path label);
     2. those matching more labels as typed, not only through stems or acronyms (``_grade``);
     3. those whose paths the labels explain best (``_unexplained``): 'income' prefers the row
@@ -473,15 +473,6 @@ def _labels(labels: list[str] | None, name: str) -> list[str]:
     if isinstance(labels, str) or not all(isinstance(x, str) for x in labels):
         raise ToolError(f"{name} must be a list of strings, e.g. ['Top-100', 'TREC']")
     return [x.strip().lower() for x in labels if x.strip()]
-
-
-def match_path(labels: list[str], path: list[str] | None) -> int | None:
-    """None unless every label matches some label of the path (its key is part of that label's
-    key, or all its words are among that label's words, plurals and inflections aside, or it
-    is the acronym of some of them: 'aircrafts' meets 'Aircraft rent', 'asm' meets 'Available
-    seat miles'); else how many labels equal a path label exactly (keys equal)."""
-    grades = _grades(labels, path)
-    return None if grades is None else grades.count(EXACT)
 
 
 def _no_match_message(

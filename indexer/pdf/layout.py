@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pymupdf
 
@@ -88,7 +88,6 @@ class PageLayout:
 class DocumentLayout:
     pages: list[PageLayout]
     body_size: float = 10.0  # the most common font size, weighted by characters
-    size_counts: Counter = field(default_factory=Counter)
 
     def lines(self):
         for page in self.pages:
@@ -147,7 +146,7 @@ def read_layout(
             seq += 1
             if not line.furniture:
                 sizes[round(line.size, 1)] += len(line.text)
-    return DocumentLayout(pages=pages, body_size=body_size(sizes), size_counts=sizes)
+    return DocumentLayout(pages=pages, body_size=body_size(sizes))
 
 
 def body_size(sizes: Counter) -> float:

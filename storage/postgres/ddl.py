@@ -41,20 +41,6 @@ _TYPES = {
     "BLOB": "bytea",
 }
 
-# The same types by the names psycopg's COPY knows them by.
-_COPY_TYPES = {
-    "VARCHAR": "text",
-    "INTEGER": "int4",
-    "BIGINT": "int8",
-    "DOUBLE": "float8",
-    "BOOLEAN": "bool",
-    "TIMESTAMP": "timestamp",
-    "VARCHAR[]": "text[]",
-    "DOUBLE[]": "float8[]",
-    "DOUBLE[][]": "float8[]",
-    "BLOB": "bytea",
-}
-
 # Functions a statement could use to change its own limits or write outside the views.
 _REVOKED = (
     "set_config(text, text, boolean)",
@@ -110,10 +96,6 @@ _HOST_FACT_VIEWS = (
 
 def pg_type(duckdb_type: str) -> str:
     return _TYPES[duckdb_type]
-
-
-def copy_types(t: Table) -> list[str]:
-    return [_COPY_TYPES[c.type] for c in t.columns]
 
 
 def indexed_columns(columns: Iterable[str], indexes: tuple[str, ...]) -> tuple[str, ...]:

@@ -295,12 +295,6 @@ class PostgresStore(Store):
         )
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
-    def entry_ids(self, where: str, params: list) -> list[int]:
-        rows = (
-            self.sql().execute(f"SELECT id FROM {ddl.ENTRIES} e WHERE ({where})", params).fetchall()
-        )
-        return [r[0] for r in rows]
-
     def collection_ids(self, collection: str) -> set[int]:
         if self.collections()[collection][0] == "tsvector":
             sql = f"SELECT id FROM {ddl.ENTRIES} WHERE keyword"
