@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 from rich.console import Console
+from rich.markup import escape
 
 from docsym.indexer.pipeline import index_paths
 
@@ -27,9 +28,11 @@ console = Console(stderr=True)
 
 def run_demo(index_dir: Path) -> int:
     if not any(SAMPLES.glob("*.pdf")):
-        from docsym.sample_docs import write_samples
-
-        write_samples(SAMPLES)
+        console.print(
+            f"[red]no sample documents[/] in {escape(str(SAMPLES))}: they ship with docsym, so "
+            "reinstall it; in a checkout, `python -m samples_src.sample_docs` writes them"
+        )
+        return 1
     report = index_paths([SAMPLES], index_dir)
     console.print(
         f"indexed {len(report.added) + len(report.updated)} new, {len(report.unchanged)} unchanged "

@@ -12,7 +12,7 @@ columns, other projects' names):
   assignment of that file (or listed in its `__all__`), or `Class.member`, a method, a class
   attribute or what a method sets on `self`;
 - a dotted name (a whole span, or a word of one) whose first part is a layer, with or without
-  the installed `docsym.` prefix (`tools.errors.ToolError`, `python -m docsym.sample_docs`):
+  the installed `docsym.` prefix (`tools.errors.ToolError`, `docsym.storage.schema`):
   the longest prefix that is a module, then names in it as above;
 - `Class.member` with a CamelCase class (`ToolSpec.output_schema()`): a class of that name in a
   layer has that member;

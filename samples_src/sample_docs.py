@@ -11,7 +11,9 @@ Pages are laid out with a small cursor-based writer over ``page.insert_htmlbox``
 placed whole, moving to a new page when it does not fit. Metadata and dates are fixed and the file
 id is not renewed, so the same code writes the same bytes on every run.
 
-Run ``python -m docsym.sample_docs`` to rewrite ``docsym/samples/``.
+Not part of the installed package: the PDFs ship as its data. From the repository's root, run
+``python -m samples_src.sample_docs`` to rewrite ``docsym/samples/``; ``tests/test_sample_docs.py``
+checks that the committed files are what this script writes.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 import pymupdf
 
-SAMPLES_DIR = Path(__file__).resolve().parent / "samples"
+SAMPLES_DIR = Path(__file__).resolve().parent.parent / "docsym" / "samples"
 REPORT_FILE = "hybrid-retrieval-report.pdf"
 NOTE_FILE = "search-service-operations-note.pdf"
 
@@ -85,9 +87,6 @@ class _Writer:
     def _new_page(self) -> pymupdf.Page:
         self.y = BODY_TOP
         return self.doc.new_page(width=PAGE_WIDTH, height=PAGE_HEIGHT)
-
-    def break_page(self) -> None:
-        self.page = self._new_page()
 
     def reserve(self, height: float, before: float = 0.0) -> float:
         """Make room for ``height`` points; return the top of the reserved area."""
@@ -288,7 +287,6 @@ def _measure(html: str, width: float = RIGHT - LEFT) -> float:
 # The main report's data. Tests and the demo rely on these numbers; change them together.
 
 SPLITS = ("Maintenance", "Installation", "Safety")
-METRICS = ("Recall@5", "MRR")
 # (family, method): Recall@5 per split, then MRR per split. Every number is distinct, so a
 # number alone names its cell.
 MAIN_RESULTS: dict[tuple[str, str], tuple[float, ...]] = {
