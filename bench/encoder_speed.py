@@ -15,6 +15,7 @@ import argparse
 import logging
 import os
 import re
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,6 +27,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.encoder_build import standard_ops  # noqa: E402
+
 UBER = REPO.parent / "shared" / "corpus" / "long_docs" / "uber_2021_10k.pdf"
 TOP_K = 10
 N_QUERIES = 100
@@ -148,18 +153,16 @@ def torch_variants(model_dir: Path) -> dict[str, Encode]:
 
 
 def onnx_variants(model_dir: Path, cache_dir: Path) -> dict[str, Encode]:
-    from docsym.storage import onnx_encoder
-    from docsym.storage.onnx_encoder import OnnxEncoder
+    from docsym.storage.onnx_encoder import OnnxEncoder, inference_session
 
-    # The unfused export shows what ORT's BERT fusions are worth.
+    # Plain ONNX ops before ORT's BERT fusions show what the fused ops are worth.
     raw_path = cache_dir / "unfused-fp32.onnx"
     cache_dir.mkdir(parents=True, exist_ok=True)
     if not raw_path.exists():
-        onnx_encoder.export_onnx(model_dir, raw_path)
+        standard_ops(model_dir, raw_path)
     fused = OnnxEncoder(model_dir, cache_dir, quantize=False)
     unfused = OnnxEncoder(model_dir, cache_dir, quantize=False)
-    unfused.session = _session(raw_path)
-    unfused.input_names = {i.name for i in unfused.session.get_inputs()}
+    unfused.session = inference_session(raw_path, 2)
     int8 = OnnxEncoder(model_dir, cache_dir, quantize=True)
     return {
         "onnx fp32 unfused bs32": lambda t: unfused.encode(t, 32),
@@ -168,15 +171,6 @@ def onnx_variants(model_dir: Path, cache_dir: Path) -> dict[str, Encode]:
         "onnx int8 fused bs32": lambda t: int8.encode(t, 32),
         "onnx int8 fused bs64": lambda t: int8.encode(t, 64),
     }
-
-
-def _session(path: Path):  # noqa: ANN202 - onnxruntime is imported lazily
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 2
-    options.inter_op_num_threads = 1
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
 def print_table(results: list[Result]) -> None:

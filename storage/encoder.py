@@ -7,17 +7,16 @@ sentence-transformers folder or cached hub model can be named instead. Nothing i
 Hugging Face hub is switched to offline mode before loading.
 
 Backends (``DOCSYM_ENCODER``, storage/settings.py): ``onnx`` (default) runs the model with ONNX
-Runtime, exported once from the installed weights into a cache folder; it gives the same vectors
-as sentence-transformers at about 2.5x the speed here (bench/encoder_speed.py) and needs no torch
-at query time.
+Runtime, its graph written once from the installed weights into a cache folder
+(storage/bert_graph.py); it gives the same vectors as sentence-transformers at about 2.5x the
+speed here (bench/encoder_speed.py), and neither it nor ``onnx-int8`` imports torch.
 ``onnx-int8`` is about 4x faster with slightly different vectors (top-10 overlap ~0.92).
-``torch`` uses sentence-transformers directly. If the ONNX export fails, the encoder falls back to
-torch and logs why.
+``torch`` uses sentence-transformers directly and needs the ``torch`` extra. There is no
+fallback between them: a model the ONNX builder cannot write raises, naming why.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from docsym.storage.extras import require
 from docsym.storage.settings import get_settings
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -42,8 +42,6 @@ QUERY_THREADS = 1
 # narrowed by a filter or sent to another tool (hybrid_search, then find_entities or
 # rank_nodes), and the encoding is a quarter of a search.
 QUESTIONS_KEPT = 256
-
-log = logging.getLogger(__name__)
 
 
 class Encoder:
@@ -85,28 +83,15 @@ class Encoder:
             if self._impl is None:
                 _offline()
                 path = Path(_model_path(self.model_name))
-                if self.backend.startswith("onnx") and (path / "config.json").exists():
-                    self._impl = self._load_onnx(path)
-                if self._impl is None:
-                    from sentence_transformers import SentenceTransformer
-
-                    self._impl = SentenceTransformer(str(path), device="cpu")
+                self._impl = self._load_onnx(path) if self.backend != "torch" else _load_torch(path)
             return self._impl
 
     def _load_onnx(self, path: Path):
         from docsym.storage.onnx_encoder import OnnxEncoder
 
-        try:
-            cache = get_settings().cache.expanduser()
-            return OnnxEncoder(
-                path,
-                cache,
-                quantize=self.backend == "onnx-int8",
-                threads=self.threads,
-            )
-        except Exception as exc:  # export needs torch and onnx; torch still works without them
-            log.warning("ONNX encoder unavailable (%s); using sentence-transformers", exc)
-            return None
+        cache = get_settings().cache.expanduser()
+        quantize = self.backend == "onnx-int8"
+        return OnnxEncoder(path, cache, quantize=quantize, threads=self.threads)
 
     def warm_up(self) -> threading.Thread:
         """Load the model in the background so the first query does not wait for it."""
@@ -130,6 +115,14 @@ class Encoder:
             texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True
         )
         return np.asarray(vectors, dtype=np.float32)
+
+
+def _load_torch(path: Path):
+    """sentence-transformers on torch, which the default install leaves out."""
+    require("DOCSYM_ENCODER=torch", ("torch", "sentence_transformers"), "torch")
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(path), device="cpu")
 
 
 def _offline() -> None:

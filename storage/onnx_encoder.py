@@ -1,13 +1,14 @@
 """all-MiniLM-L6-v2 sentence embeddings with ONNX Runtime instead of torch.
 
 On the 2-core indexing machine the torch encoder is the bottleneck of indexing. The same
-transformer exported to ONNX, with ONNX Runtime's BERT fusions (fused attention, layer norms and
-GELU) is about 2.5x faster with identical embeddings; dynamic int8 weights make it about 4x
-faster at a mean cosine of 0.994 to fp32 (see bench/encoder_speed.py for the figures).
+transformer as an ONNX graph of ONNX Runtime's fused BERT ops (attention, layer norms and GELU)
+is about 2.5x faster with identical embeddings; dynamic int8 weights make it about 4x faster at a
+mean cosine of 0.994 to fp32 (see bench/encoder_speed.py for the figures).
 
-The ONNX file is exported once per model and cached; exporting needs torch, transformers and onnx,
-encoding needs only onnxruntime, tokenizers and numpy. Pooling and normalisation match the
-model's sentence-transformers pipeline: mean over the attention mask, then L2 normalisation.
+The graph is written from the safetensors weights once per model (storage/bert_graph.py) and
+cached; writing it needs onnx and safetensors, encoding only onnxruntime, tokenizers and numpy,
+and neither needs torch. Pooling and normalisation match the model's sentence-transformers
+pipeline: mean over the attention mask, then L2 normalisation.
 """
 
 from __future__ import annotations
@@ -15,79 +16,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import warnings
 from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-from docsym.storage.encoder import BATCH
+from docsym.storage.bert_graph import GRAPH_VERSION, UnsupportedModel, write_bert_graph
 
-INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 DEFAULT_MAX_TOKENS = 256
-
-
-def export_onnx(model_dir: Path, target: Path) -> None:
-    """Export the HF transformer of a sentence-transformers folder to ONNX with dynamic shapes."""
-    import torch
-    from transformers import AutoModel
-
-    # Eager attention traces into plain MatMul/Softmax, which ORT's optimiser fuses into its
-    # Attention kernel; SDPA's traced graph is not recognised and runs unfused.
-    model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager").eval()
-    wrapper = _last_hidden_state_module(model).eval()
-    ids = torch.ones((2, 16), dtype=torch.long)
-    mask = torch.ones((2, 16), dtype=torch.long)
-    mask[1, 10:] = 0  # a padded row, so no "mask is all ones" shortcut is baked into the trace
-    axes = {name: {0: "batch", 1: "seq"} for name in (*INPUT_NAMES, "last_hidden_state")}
-    with warnings.catch_warnings(), torch.inference_mode():
-        warnings.simplefilter("ignore")
-        # The TorchScript exporter: it takes seconds rather than the dynamo exporter's tens of
-        # seconds, and only its graph is matched by ORT's BERT fusions.
-        torch.onnx.export(
-            wrapper,
-            (ids, mask, torch.zeros_like(ids)),
-            str(target),
-            input_names=list(INPUT_NAMES),
-            output_names=["last_hidden_state"],
-            dynamic_axes=axes,
-            opset_version=17,
-            dynamo=False,
-        )
-
-
-def _last_hidden_state_module(model):  # noqa: ANN001 - torch is imported lazily
-    """Wrap the HF model so the exported graph has positional inputs and one tensor output."""
-    import torch
-
-    class LastHiddenState(torch.nn.Module):
-        def __init__(self, inner: torch.nn.Module) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001
-            out = self.inner(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            )
-            return out.last_hidden_state
-
-    return LastHiddenState(model)
-
-
-def fuse_for_cpu(source: Path, target: Path, model_dir: Path) -> None:
-    """Apply ONNX Runtime's offline BERT fusions (attention, skip layer norm, bias GELU)."""
-    from onnxruntime.transformers.optimizer import optimize_model
-
-    config = json.loads((model_dir / "config.json").read_text())
-    optimized = optimize_model(
-        str(source),
-        model_type="bert",
-        num_heads=config["num_attention_heads"],
-        hidden_size=config["hidden_size"],
-        opt_level=1,
-    )
-    optimized.save_model_to_file(str(target))
+MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 
 
 def quantize_int8(source: Path, target: Path) -> None:
@@ -109,26 +47,26 @@ def quantize_int8(source: Path, target: Path) -> None:
 
 
 def cached_model(model_dir: Path, cache_dir: Path, quantize: bool) -> Path:
-    """Path of the fused (and optionally int8) ONNX model, exporting it on first use."""
-    weights = model_dir / "model.safetensors"
-    stat = weights.stat()
-    key = f"{model_dir.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{ort.__version__}"
-    digest = hashlib.sha1(key.encode()).hexdigest()[:12]
+    """Path of the fused (and optionally int8) ONNX model, written on first use."""
+    digest = cache_key(model_dir)
     fused = cache_dir / f"{model_dir.name}-{digest}-fp32.onnx"
     target = cache_dir / f"{model_dir.name}-{digest}-int8.onnx" if quantize else fused
     if target.exists():
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)
     if not fused.exists():
-        raw = cache_dir / f"{fused.stem}.raw.{os.getpid()}.onnx"
-        try:
-            export_onnx(model_dir, raw)
-            _atomic(lambda tmp: fuse_for_cpu(raw, tmp, model_dir), fused)
-        finally:
-            raw.unlink(missing_ok=True)
+        _atomic(lambda tmp: write_bert_graph(model_dir, tmp), fused)
     if quantize:
         _atomic(lambda tmp: quantize_int8(fused, tmp), target)
     return target
+
+
+def cache_key(model_dir: Path) -> str:
+    """What the cached files depend on: the weights, onnxruntime and the graph builder."""
+    stat = (model_dir / "model.safetensors").stat()
+    key = f"{model_dir.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{ort.__version__}"
+    # The graph's version keeps files another builder wrote (the torch export) out of use.
+    return hashlib.sha1(f"{key}|{GRAPH_VERSION}".encode()).hexdigest()[:12]
 
 
 def _atomic(write, target: Path) -> None:  # noqa: ANN001
@@ -141,28 +79,33 @@ def _atomic(write, target: Path) -> None:  # noqa: ANN001
         tmp.unlink(missing_ok=True)
 
 
+def inference_session(model_path: Path, threads: int) -> ort.InferenceSession:
+    """A CPU session of the model on ``threads`` intra-op threads."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # Worker threads that sleep between parallel sections instead of spinning: batches are
+    # 3% faster, and a query's encoding no longer fights the BM25 search running beside it
+    # (hybrid_search) for the second core.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+
+
 class OnnxEncoder:
     """Normalised mean-pooled embeddings of all-MiniLM-L6-v2 computed with ONNX Runtime."""
 
     def __init__(self, model_dir: Path, cache_dir: Path, quantize: bool, threads: int = 2) -> None:
         model_dir = Path(model_dir)
+        _require_files(model_dir)
         self.model_path = cached_model(model_dir, Path(cache_dir), quantize)
         self.tokenizer = _load_tokenizer(model_dir)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        # Worker threads that sleep between parallel sections instead of spinning: batches are
-        # 3% faster, and a query's encoding no longer fights the BM25 search running beside it
-        # (hybrid_search) for the second core.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(
-            str(self.model_path), options, providers=["CPUExecutionProvider"]
-        )
+        self.session = inference_session(self.model_path, threads)
         self.input_names = {i.name for i in self.session.get_inputs()}
         self.dimension = int(json.loads((model_dir / "config.json").read_text())["hidden_size"])
 
-    def encode(self, texts: list[str], batch_size: int = BATCH) -> np.ndarray:
-        """Embeddings in input order, float32 of shape (len(texts), dimension), unit length."""
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        """Embeddings in input order, float32 of shape (len(texts), dimension), unit length.
+        ``batch_size`` texts go to the model at once (the caller's choice: encoder.BATCH)."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
@@ -185,6 +128,16 @@ class OnnxEncoder:
         feed = {name: value for name, value in feed.items() if name in self.input_names}
         hidden = self.session.run(None, feed)[0]
         return mean_pool_normalise(hidden, mask)
+
+
+def _require_files(model_dir: Path) -> None:
+    """Refuse, naming the file, a model folder the ONNX encoder cannot run."""
+    for name in MODEL_FILES:
+        if not (model_dir / name).is_file():
+            raise UnsupportedModel(
+                f"{model_dir} has no {name}: the ONNX encoder needs a BERT folder with "
+                f"{', '.join(MODEL_FILES)} (DOCSYM_ENCODER=torch runs other models)"
+            )
 
 
 def mean_pool_normalise(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
