@@ -108,3 +108,50 @@ def test_the_rule_sees_a_wrong_way_import(tmp_path: Path) -> None:
     ]
     assert [_layer(m) for _, m, _ in _imports(module)] == ["tools", "indexer"]
     assert _layer("docsym.cli") == "docsym" and _layer("tools") is None
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Every project module and the project modules it imports (at any level of the file)."""
+    paths = {_module_name(p): p for package in ALLOWED for p in _modules(package)}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        targets = set()
+        for _, module, names in _imports(path):
+            targets |= {t for t in (module, *(f"{module}.{n}" for n in names)) if t in paths}
+        graph[name] = targets - {name}
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle of the graph, as the modules around it, or None."""
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        if node in path:
+            return path[path.index(node) :] + [node]
+        if node in done:
+            return None
+        for target in sorted(graph.get(node, ())):
+            found = visit(target, [*path, node])
+            if found:
+                return found
+        done.add(node)
+        return None
+
+    for start in sorted(graph):
+        found = visit(start, [])
+        if found:
+            return found
+    return None
+
+
+def test_no_import_circles() -> None:
+    """A module never imports, directly or through others, a module that imports it: a circle
+    means a helper sits in the wrong module (function-level imports count too)."""
+    circle = _cycle(_import_graph())
+    assert circle is None, "import circle: " + " -> ".join(circle or [])
+
+
+def test_the_circle_rule_sees_a_circle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
