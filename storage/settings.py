@@ -70,7 +70,7 @@ class Settings(BaseSettings):
     )
     cache: Path = Field(
         default=Path("~/.cache/docsym"),
-        description="Where the model's one-time ONNX export is kept.",
+        description="Where the model's ONNX graph, written once from its weights, is kept.",
     )
     token: SecretStr | None = Field(
         default=None,
