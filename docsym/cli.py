@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from docsym import __version__
 from docsym.client_config import CLIENTS, DEFAULT_URL
+from docsym.indexer.errors import WorkerSetupError
 from docsym.output import err, print_json, print_table, print_text
 from docsym.storage.extras import MissingExtra
 from docsym.storage.file_names import readable
@@ -41,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except MissingExtra as exc:
         err.print(f"[red]not installed[/]: {escape(str(exc))}", highlight=False)
+        return 2
+    except WorkerSetupError as exc:
+        err.print(f"[red]cannot index[/]: {escape(str(exc))}", highlight=False)
         return 2
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: documents committed so far are kept")

@@ -1,5 +1,10 @@
-"""Why a file could not be indexed: one exception type, with a reason a user can act on."""
+"""Why indexing could not go on: a file that cannot be parsed, or workers that cannot start."""
 
 
 class ParseError(Exception):
     """The file cannot be parsed (corrupt, encrypted, empty, not the format its name says)."""
+
+
+class WorkerSetupError(RuntimeError):
+    """A worker could not set up what every file needs (the model, the parsers): no file can be
+    indexed, so the run stops with the reason (an unsupported model, a missing package)."""

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING
 
+from docsym.indexer.errors import WorkerSetupError
 from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
 from docsym.indexer.progress import Beat
 
@@ -255,7 +256,7 @@ class WorkerPool:
         kind = message[0]
         if kind == "broken":
             self._retire(worker)
-            raise RuntimeError(f"an index worker could not start: {message[1]}")
+            raise WorkerSetupError(f"an index worker could not start: {message[1]}")
         worker.deadline = time.monotonic() + self.budget.stall_seconds
         if kind == "ready":
             worker.ready_mb = message[1]

