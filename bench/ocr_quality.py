@@ -233,7 +233,7 @@ class _PeakMemory:
 
 def _retrieval(work: Path, workers: int) -> None:
     from docsym.indexer.pipeline import index_paths
-    from docsym.storage.store import open_store
+    from docsym.storage.backends import open_store
     from docsym.tools.evaluate import evaluate, load_qa
 
     items = [

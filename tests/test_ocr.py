@@ -9,12 +9,15 @@ import os
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pymupdf
 import pytest
 
+from docsym.indexer.ocr import pool as pool_module
+from docsym.indexer.ocr.engine import MODELS, OcrLine, PageOcr, engine_version
 from docsym.indexer.ocr.need import needs_ocr
 from docsym.indexer.ocr.pages import OcrRun
-from docsym.indexer.ocr.pool import OcrCache, OcrPool
+from docsym.indexer.ocr.pool import OcrCache, OcrPool, PageImage
 from docsym.indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
 from docsym.indexer.pipeline import index_paths
 from tests import pdf_factory
@@ -148,6 +151,28 @@ def test_ocr_results_are_cached_by_page_image(original, tmp_path):
     again.close()
     assert second.pages[0].text == first.pages[0].text
     assert not started  # nothing was read again: no worker process was needed
+
+
+def _reads_nothing(gray, points_per_pixel):  # runs in a worker process
+    return PageOcr((), 0, 0.0)
+
+
+def test_pages_read_by_another_engine_are_read_again(tmp_path, monkeypatch):
+    """The cache key names the OCR package and its models: a page cached by the engine docsym
+    used before (rapidocr-onnxruntime, PP-OCRv4) is not taken for this engine's reading."""
+    version = engine_version()
+    assert version.startswith("rapidocr ") and all(name in version for name in MODELS.values())
+    image = PageImage(1, np.full((40, 60), 255, dtype=np.uint8), 1.0)
+    cache = OcrCache(tmp_path / "ocr-cache.sqlite")
+    with monkeypatch.context() as patch:
+        patch.setattr(pool_module, "engine_version", lambda: "rapidocr-onnxruntime 1.4.4, reader 3")
+        cache.put(image.key(), PageOcr((OcrLine("stale", (0, 0, 1, 1), 0.9),), 0, 0.0))
+    pool = OcrPool(1, cache, reader=_reads_nothing)
+    try:
+        (result,) = pool.read([image], 1)
+    finally:
+        pool.close()
+    assert result.lines == ()
 
 
 def _dies(gray, points_per_pixel):  # runs in a worker process

@@ -1,6 +1,6 @@
 """Optical character recognition for pages without a usable text layer.
 
-``engine`` reads one page image into lines (RapidOCR's PP-OCRv4 models, shipped in its wheel);
+``engine`` reads one page image into lines (RapidOCR's PP-OCRv6 models, shipped in its wheel);
 ``need`` decides which pages need it; ``pool`` runs the engine in worker processes with a cache
 by image hash; ``text_layer`` writes what was read into the in-memory PDF as invisible text, so
 the layout reader handles a scan as it handles any PDF.

@@ -1,11 +1,12 @@
 """One page image -> OCR lines with boxes in page points, upright and deskewed.
 
-RapidOCR (Apache-2.0, https://github.com/RapidAI/RapidOCR) bundles PaddleOCR's PP-OCRv4
-detection and recognition models and a 0/180 degree line classifier inside its wheel; they run on
-ONNX Runtime, so nothing is downloaded. Around them this module adds what a page of a scanned
-document needs: the page's orientation (a page scanned sideways or upside down is turned before
-recognition) and its skew (a page scanned a few degrees off is straightened), and boxes mapped
-back to the page as docsym shows it.
+RapidOCR (Apache-2.0, https://github.com/RapidAI/RapidOCR) ships PaddleOCR's PP-OCRv6 small
+detection and recognition models (one multilingual pair: English, Chinese and more) and a 0/180
+degree line classifier inside its ``rapidocr`` wheel; they run on ONNX Runtime and are loaded
+from the installed package by path, so nothing is downloaded. Around them this module adds what a
+page of a scanned document needs: the page's orientation (a page scanned sideways or upside down
+is turned before recognition) and its skew (a page scanned a few degrees off is straightened), and
+boxes mapped back to the page as docsym shows it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
+from importlib.resources import files
+from itertools import pairwise
+from typing import TYPE_CHECKING, NamedTuple
 
 import cv2
 import numpy as np
@@ -21,12 +25,24 @@ import numpy as np
 from docsym.indexer.model import BBox
 from docsym.storage.settings import get_settings
 
+if TYPE_CHECKING:
+    from rapidocr.ch_ppocr_cls import TextClassifier
+    from rapidocr.ch_ppocr_det import TextDetector
+    from rapidocr.ch_ppocr_rec import TextRecognizer
+    from rapidocr.ch_ppocr_rec.typings import WordInfo
+
 # Lines read with less confidence than this are noise (specks, stamps, halftone).
 MIN_CONFIDENCE = 0.5
 # Skew below this many degrees is left as it is: straightening costs a second detection pass.
 MIN_SKEW_DEGREES = 0.4
 # A page whose text boxes are mostly this much taller than wide is set sideways.
 TALL = 1.5
+# How far the detector grows a found line's outline into its box. RapidOCR's 1.6 suits
+# PP-OCRv4; PP-OCRv6's boxes came out ~1 pt wider and moved the text layer's words (150 dpi:
+# words within 3 pt of the printed ones 0.892 at 1.6, 0.903 at 1.45, 0.909 at 1.3; word recall
+# 0.991-0.992 at all three). Flatter boxes cost the recogniser wider crops: 7.5 s of CPU a page
+# at 1.3, 7.0 at 1.6.
+UNCLIP_RATIO = 1.3
 # A ruled line is at most this many pixels thick (a heavier bar is a shaded block or a photo).
 RULE_THICKNESS = 6
 # ... and at least this many text lines long.
@@ -61,30 +77,60 @@ class PageOcr:
 
 
 # Raised when this module reads a page differently, so cached pages are read again.
-READER_REVISION = 3
+READER_REVISION = 4
+# The models inside the rapidocr wheel, by stage. The wheel ships exactly these; any other
+# RapidOCR model is fetched from the network on first use, which docsym never does.
+MODELS = {
+    "Det": "PP-OCRv6_det_small.onnx",
+    "Cls": "ch_ppocr_mobile_v2.0_cls_mobile.onnx",
+    "Rec": "PP-OCRv6_rec_small.onnx",
+}
 
 
 def engine_version() -> str:
-    """Names the models, this reader and the detector's input size: cached results of another
-    version are not reused."""
+    """Names the package, its models, this reader and the detector's input size: cached results
+    of another version are not reused."""
+    models = ", ".join(MODELS.values())
     return (
-        f"rapidocr-onnxruntime {version('rapidocr-onnxruntime')}, reader {READER_REVISION}, "
+        f"rapidocr {version('rapidocr')} ({models}), reader {READER_REVISION}, "
         f"detector {get_settings().ocr_megapixels:g} MP"
     )
 
 
+class _Stages(NamedTuple):
+    """RapidOCR's three models, driven one by one: docsym picks the detector's input size,
+    the page's orientation and its skew between them."""
+
+    det: TextDetector  # image -> boxes of its text lines
+    cls: TextClassifier  # line crops -> 0/180 labels, and the crops turned by them
+    rec: TextRecognizer  # line crops -> texts, scores, where each letter was read
+
+
 @lru_cache(maxsize=1)
-def _engine():
-    from rapidocr_onnxruntime import RapidOCR
+def _engine() -> _Stages:
+    from rapidocr import RapidOCR
 
     # One thread per engine (models and image operations): the pool runs one engine per
     # core, which keeps every core busy without two engines' threads fighting over them.
     cv2.setNumThreads(1)
-    engine = RapidOCR(intra_op_num_threads=1, inter_op_num_threads=1)
-    # Lines one at a time: batches are padded to their widest line, which costs more on a
-    # page of lines of every length than it saves (measured: 7.8 s vs 11.8 s a page).
-    engine.text_rec.rec_batch_num = 1
-    return engine
+    engine = RapidOCR(params=_params())
+    # RapidOCR loads each model on its first page; loaded here, once per process.
+    return _Stages(engine._load_det_model(), engine._load_cls_model(), engine._load_rec_model())
+
+
+def _params() -> dict[str, object]:
+    models = files("rapidocr") / "models"
+    return {
+        # A path for every model: RapidOCR only looks a model up (and may fetch it) without one.
+        **{f"{stage}.model_path": str(models / name) for stage, name in MODELS.items()},
+        "EngineConfig.onnxruntime.intra_op_num_threads": 1,
+        "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+        # Lines one at a time: batches are padded to their widest line, which costs more on a
+        # page of lines of every length than it saves (measured: 7.5 s vs 9.2 s of CPU a page).
+        "Rec.rec_batch_num": 1,
+        "Det.unclip_ratio": UNCLIP_RATIO,
+        "Global.log_level": "warning",  # not a line per model loaded in every OCR process
+    }
 
 
 def read_image(gray: np.ndarray, points_per_pixel: float) -> PageOcr:
@@ -123,7 +169,7 @@ def _boxes(image: np.ndarray) -> list[np.ndarray]:
         back = np.array([width / size[0], height / size[1]], dtype=np.float32)
     else:
         small, back = image, None
-    boxes, _ = _engine().text_det(small)
+    boxes = _engine().det(small).boxes
     if boxes is None:
         return []
     return [box * back for box in boxes] if back is not None else list(boxes)
@@ -140,56 +186,74 @@ def _recognise(image: np.ndarray, boxes: list[np.ndarray]) -> list[tuple[str, fl
     flipped and read as noise), while a sideways header still needs its turn."""
     if not boxes:
         return []
-    engine = _engine()
-    crops = engine.get_crop_img_list(image, boxes)
-    turned, labels, _ = engine.text_cls(list(crops))
-    results, _ = engine.text_rec(turned, True)
-    flipped = [i for i, (label, _) in enumerate(labels) if label == "180"]
+    crops = _crops(image, boxes)
+    classified = _engine().cls(crops)
+    turned = list(classified.img_list)
+    results = _read(turned)
+    flipped = [i for i, (label, _) in enumerate(classified.cls_res) if label == "180"]
     if flipped:
-        as_cut, _ = engine.text_rec([crops[i] for i in flipped], True)
+        as_cut = _read([crops[i] for i in flipped])
         for i, other in zip(flipped, as_cut, strict=True):
             if other[1] > results[i][1]:
                 results[i], turned[i] = other, crops[i]
     return [
-        (_respace(crop, text, info), float(score))
+        (_respace(crop, text, info), score)
         for crop, (text, score, info) in zip(turned, results, strict=True)
     ]
 
 
-def _respace(crop: np.ndarray, text: str, info: list) -> str:
+def _crops(image: np.ndarray, boxes: list[np.ndarray]) -> list[np.ndarray]:
+    """Each line cut out straight; the library turns tall crops counter-clockwise."""
+    from rapidocr.utils.process_img import get_rotate_crop_image
+
+    return [get_rotate_crop_image(image, np.asarray(box, dtype=np.float32)) for box in boxes]
+
+
+def _read(crops: list[np.ndarray]) -> list[tuple[str, float, WordInfo]]:
+    """Each crop's text, confidence, and where along the line each letter was read."""
+    from rapidocr.ch_ppocr_rec import TextRecInput
+
+    out = _engine().rec(TextRecInput(img=crops, return_word_box=True))
+    return [
+        (text, float(score), info)
+        for text, score, info in zip(out.txts, out.scores, out.word_results, strict=True)
+    ]
+
+
+def _respace(crop: np.ndarray, text: str, info: WordInfo) -> str:
     """Put back the spaces the recogniser drops between words set close together (small print
     at 150 dpi: "theforest"): where the image shows a blank gap between two letters it read
-    next to each other. ``info`` holds where along the line each letter was read."""
-    if not info or not text:
-        return text
-    steps, groups, columns = info[0], info[1], info[2]
-    letters = [ch for group in groups for ch in group]
-    at = [col for group in columns for col in group]
-    if len(letters) != len(at) or not steps:
+    next to each other. ``info`` holds the decoding step at which each letter other than a space
+    was read, and how many steps span the crop."""
+    steps = info.line_txt_len
+    at = [col for group in info.word_cols for col in group]
+    if not text or not steps or len(at) != sum(1 for ch in text if not ch.isspace()):
         return text
     gaps = _blank_runs(crop)
     if not gaps:
         return text
     scale = crop.shape[1] / steps
-    out = [letters[0]]
-    for i in range(1, len(letters)):
-        left, right = at[i - 1] * scale, at[i] * scale
-        # A "1" stands alone in a digit's width, so "2019" and "11,313" show word-wide gaps;
-        # between two digits only a gap as wide as the line is tall parts them.
-        figures = letters[i - 1].isdigit() and letters[i].isdigit()
-        least = crop.shape[0] if figures else 0
-        if _may_part(letters[i - 1], letters[i]) and any(
-            left < (start + end) / 2 < right and end - start >= least for start, end in gaps
-        ):
-            out.append(" ")
-        out.append(letters[i])
+    columns = iter(at)
+    placed = [(ch, None if ch.isspace() else next(columns) * scale) for ch in text]
+    out = [text[0]]
+    for (before, left), (after, right) in pairwise(placed):
+        if left is not None and right is not None and _may_part(before, after):
+            # A "1" stands alone in a digit's width, so "2019" and "11,313" show word-wide
+            # gaps; between two digits only a gap as wide as the line is tall parts them.
+            least = crop.shape[0] if before.isdigit() and after.isdigit() else 0
+            if any(left < (a + b) / 2 < right and b - a >= least for a, b in gaps):
+                out.append(" ")
+        out.append(after)
     return "".join(out)
 
 
 def _may_part(before: str, after: str) -> bool:
     """Whether a gap between these two letters can be a word space: never before a closing
-    mark, nor inside a URL or a number ("example.com", "3.5"), where narrow glyphs leave gaps."""
+    mark, nor inside a URL or a number ("example.com", "3.5", "79,168", "Top-100"), where
+    narrow glyphs leave gaps."""
     if " " in (before, after) or after in ".,:;!?%)]}'\"" or before in "([{/$":
+        return False
+    if before in ",-" and after.isdigit():
         return False
     if _wide(before) or _wide(after):
         return False  # Chinese and Japanese are written without spaces
@@ -262,8 +326,7 @@ def _orientation(image: np.ndarray, boxes: list[np.ndarray]) -> int:
     sideways = tall > wide
     sample = sorted(boxes, key=lambda b: -max(_sides(b)))[:12]
     # The library's crops turn tall boxes counter-clockwise, as for recognition.
-    crops = _engine().get_crop_img_list(image, sample)
-    _, results, _ = _engine().text_cls(crops)
+    results = _engine().cls(_crops(image, sample)).cls_res
     flipped = sum(1 for label, score in results if label == "180" and score > 0.9)
     upside_down = flipped > len(results) / 2
     if sideways:
