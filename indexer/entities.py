@@ -36,6 +36,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from docsym.language.terms import surface_words
+
 CONNECTORS = frozenset({"of", "for", "the", "de", "on", "in"})
 LEADING_FUNCTION_WORDS = frozenset(
     """a an the our their its this these those that we in on at for of by to from with as and
@@ -69,7 +71,6 @@ HEAD_NOUN_TYPES = {
 }  # fmt: skip
 ROMAN = re.compile(r"^(?=[MDCLXVI])M*(C[MD]|D?C{0,3})(X[CL]|L?X{0,3})(I[XV]|V?I{0,3})$")
 
-_WORD = re.compile(r"[A-Za-z0-9][\w'’.@+-]*[\w+]|[A-Za-z0-9]")
 _CAPITALISED = re.compile(r"^[A-Z][\w'’-]*$")
 _IDENTIFIER = re.compile(
     r"^(?:[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*|[A-Za-z]+[-.]?\d+[A-Za-z0-9]*|"
@@ -121,7 +122,7 @@ class ProperNouns:
         upper: Counter[str] = Counter()
         lower: Counter[str] = Counter()
         for sentence in sentences:
-            for n, match in enumerate(_WORD.finditer(sentence)):
+            for n, match in enumerate(surface_words(sentence)):
                 word = match.group()
                 if n == 0 or not word[0].isalpha():
                     continue
@@ -292,7 +293,7 @@ def _defined_terms(sentence: str) -> Iterable[Mention]:
 
 
 def _names(sentence: str, proper: ProperNouns, authors: frozenset[str]) -> Iterable[Mention]:
-    words = list(_WORD.finditer(sentence))
+    words = list(surface_words(sentence))
     n = 0
     while n < len(words):
         word = words[n].group()

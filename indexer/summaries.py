@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from docsym.indexer.model import Figure, ParsedDocument, Table
+from docsym.language.labels import HEADER_PATH_SEP
 from docsym.language.sentences import split_sentences
+from docsym.language.terms import content_words
 from docsym.storage.llm import ChatClient, LlmError, chat_client
 from docsym.storage.settings import Settings
 
@@ -36,18 +38,6 @@ TABLE_MAX_ROWS = 30
 TABLE_LABEL_CHARS = 60
 TLDR_SOURCE_CHARS = 8000  # how much of the opening text a tldr is drawn from without an abstract
 
-# Function words carry no topic; dropping them keeps the centroid on content words.
-_STOPWORD_TEXT = """
-    a about above after again against all also although am an and any are as at be because been
-    before being below between both but by can could did do does doing down during each
-    either et al few for from further had has have having he her here hers him his how however
-    i if in into is it its itself just may me might more most must my neither no nor not now of
-    off on once only or other our ours out over own per same she should so some such than that
-    the their theirs them then there these they this those through thus to too under until up
-    upon us very via was we were what when where whether which while who whom whose why will
-    with within without would yet you your"""
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-_WORD = re.compile(r"[a-z][a-z0-9]*(?:['’\-][a-z0-9]+)*")
 _LETTER = re.compile(r"[^\W\d_]")
 _TOKEN_WITH_LETTER = re.compile(r"(?<!\S)\S*?[^\W\d_]")  # one match per such token
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
@@ -116,10 +106,6 @@ def trim_to(text: str, max_chars: int) -> str:
     if cut > 0:
         head = head[:cut]
     return head.rstrip(" ,;:–—-") + "…"
-
-
-def content_words(sentence: str) -> list[str]:
-    return [w for w in _WORD.findall(sentence.lower()) if len(w) > 1 and w not in _STOPWORDS]
 
 
 def is_informative(sentence: str) -> bool:
@@ -298,7 +284,6 @@ def summarise_text(
 # --- tables -----------------------------------------------------------------------------------
 
 _YEAR = re.compile(r"(?:19|20)\d\d")
-_PATH_SEPARATOR = " › "
 
 
 def _path_label(path: list[str]) -> str:
@@ -311,7 +296,7 @@ def _path_label(path: list[str]) -> str:
             continue
         if _LETTER.search(part) or _YEAR.fullmatch(part):
             parts.append(trim_to(part, TABLE_LABEL_CHARS))
-    return _PATH_SEPARATOR.join(parts)
+    return HEADER_PATH_SEP.join(parts)
 
 
 def _header_labels(table: Table, axis: str) -> list[str]:

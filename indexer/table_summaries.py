@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 from docsym.indexer.model import BBox, Table, TableCell
 from docsym.indexer.table_model import is_data_text, is_year
+from docsym.language.labels import HEADER_PATH_SEP
 from docsym.storage.boxes import union
 
-PATH_SEP = " › "
 MAX_CHARS = 480  # about 150 word pieces: one pass of the embedding model, no averaging
 CAPTION_CHARS = 90
 LABEL_CHARS = 60
@@ -117,7 +117,7 @@ def _summary_text(
     title: str, axis: str, path: list[str], cells: list[TableCell], max_chars: int
 ) -> str:
     name = "row" if axis == "row" else "column"
-    head = f"{title} — {name} {PATH_SEP.join(_trim(p, LABEL_CHARS) for p in path)}: "
+    head = f"{title} — {name} {HEADER_PATH_SEP.join(_trim(p, LABEL_CHARS) for p in path)}: "
     items = [f"{_item_label(c, axis, len(path))} = {_value(c)}" for c in cells]
     return head + _fit(items, max_chars - len(head))
 
@@ -130,7 +130,7 @@ def _item_label(cell: TableCell, axis: str, level: int) -> str:
     else:
         inner, other = clean_path(cell.col_path, "col")[level:], clean_path(cell.row_path, "row")
     parts = [*inner, *other] if inner else other
-    return PATH_SEP.join(_trim(p, LABEL_CHARS) for p in parts) or f"col {cell.col + 1}"
+    return HEADER_PATH_SEP.join(_trim(p, LABEL_CHARS) for p in parts) or f"col {cell.col + 1}"
 
 
 def _value(cell: TableCell) -> str:

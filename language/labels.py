@@ -20,6 +20,9 @@ from functools import lru_cache
 from docsym.language.terms import FUNCTION_WORDS
 from docsym.language.terms import stem as plural_stem
 
+# How a header path is written as one label ('Revenue › 2021'), by the indexer's summaries and
+# the table tools alike.
+HEADER_PATH_SEP = " › "
 _FOOTNOTE = re.compile(r"\(\s*[0-9a-z]{1,2}\s*\)|[*†‡§¶]+|[⁰¹²³⁴⁵⁶⁷⁸⁹]+", re.IGNORECASE)
 _NOT_WORD = re.compile(r"[^\w%$€£]+")
 _ASIDE = re.compile(r"\([^()]*\)")

@@ -348,6 +348,10 @@ class ReferenceRow(Row):
     page_number: Annotated[int | None, page("Page the entry starts on")]
 
 
+# The kinds of tree_nodes below the document node, as subtree and rank_nodes accept them.
+NODE_TYPES = ("section", "text", "table", "image", "equation")
+
+
 @view(
     "tree_nodes",
     "The document tree: document › sections › leaves (text chunks, tables, images, equations), in document order. ref_table/ref_id point to the leaf's row in its view table.",

@@ -241,8 +241,8 @@ def _units(*texts: str, group: str = "c0") -> list:
 
 
 def test_a_quantity_question_cites_the_window_that_states_a_number() -> None:
-    from docsym.tools.evidence import _terms, _weights, best_window
-    from docsym.tools.fusion import quantity_words
+    from docsym.tools.evidence import _weights, best_window
+    from docsym.tools.question import read_question
 
     units = _units(
         "The gauge was calibrated against the weir (Smith et al., 2019).",
@@ -250,17 +250,18 @@ def test_a_quantity_question_cites_the_window_that_states_a_number() -> None:
         "It held 4,096 of them on the first day.",
     )
     question = "How many readings of the gauge does the log keep per day?"
-    weights = _weights(_terms(question), units)
+    weights = _weights(read_question(None, question).terms, units)
     # By words alone the second sentence is best; the number is in the one after it.
     assert [u.key for u in best_window(units, weights, False)] == ["u1"]
     quantity = best_window(units, weights, True)
     assert [u.key for u in quantity] == ["u1", "u2"]  # not the citation's year in u0
-    given = frozenset(quantity_words("Did it keep 4,096 readings?"))  # a number the question has
+    given = read_question(None, "Did it keep 4,096 readings?").numbers  # one the question states
     assert [u.key for u in best_window(units, weights, True, given)] == ["u1"]
 
 
 def test_a_quantity_question_reads_numbers_of_the_best_windows_first(monkeypatch) -> None:
     import docsym.tools.evidence as evidence
+    from docsym.tools.question import read_question
 
     units = _units(
         "The log keeps the readings of the gauge every day, as the weir's log did.",
@@ -269,10 +270,10 @@ def test_a_quantity_question_reads_numbers_of_the_best_windows_first(monkeypatch
         "The gauge was read 12 times.",
     )
     question = "How many readings does the gauge log keep each day?"
-    weights = evidence._weights(evidence._terms(question), units)
+    weights = evidence._weights(read_question(None, question).terms, units)
     read: list[str] = []
-    real = evidence._numbers
-    monkeypatch.setattr(evidence, "_numbers", lambda text: read.append(text) or real(text))
+    real = evidence.stated_quantities
+    monkeypatch.setattr(evidence, "stated_quantities", lambda text: read.append(text) or real(text))
     # u0 holds the most words but no number; of the windows stating one, u2 holds the most.
     assert [u.key for u in evidence.best_window(units, weights, False)] == ["u0"]
     assert read == []
@@ -281,11 +282,15 @@ def test_a_quantity_question_reads_numbers_of_the_best_windows_first(monkeypatch
 
 
 def test_evidence_words_meet_compounds_greek_letters_and_plurals() -> None:
-    from docsym.tools.evidence import _terms, words_of
+    from docsym.language.terms import words_of
+    from docsym.tools.question import read_question
+
+    def terms(text: str):
+        return read_question(None, text).terms
 
     unit = words_of("TABLEFORMERLARGE with inter-sqa pretraining uses λ = 1.1 for the titles")
     met = {
-        sorted(t.forms)[0] for t in _terms("TableFormer-large SQA lambda title") if t.met_by(unit)
+        sorted(t.forms)[0] for t in terms("TableFormer-large SQA lambda title") if t.met_by(unit)
     }
     assert met == {"lambda", "sqa", "tableformer-large", "title"}
-    assert not any(t.forms == {"s"} for t in _terms("What was Tennessee's stroke rate?"))
+    assert not any(t.forms == {"s"} for t in terms("What was Tennessee's stroke rate?"))

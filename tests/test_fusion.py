@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from docsym.language.numbers import asks_for_quantity
 from docsym.language.terms import tokens
 from docsym.storage.store import EntryRow
 from docsym.tools import fusion
-from tests.conftest import doc_id_of
+from docsym.tools.question import Question, read_question
 
 
 @pytest.mark.parametrize(
@@ -22,7 +25,7 @@ from tests.conftest import doc_id_of
     ],
 )
 def test_questions_asking_for_a_quantity_are_recognised(question: str) -> None:
-    assert fusion._QUANTITY_QUESTION.search(question)
+    assert asks_for_quantity(question)
 
 
 @pytest.mark.parametrize(
@@ -35,12 +38,12 @@ def test_questions_asking_for_a_quantity_are_recognised(question: str) -> None:
     ],
 )
 def test_other_questions_are_not_quantity_questions(question: str) -> None:
-    assert not fusion._QUANTITY_QUESTION.search(question)
+    assert not asks_for_quantity(question)
 
 
 def test_labels_are_not_quantities() -> None:
     weights = {"field": 1.0, "deployment": 1.0}
-    terms = set(weights)
+    terms = frozenset()  # numbers the question states: none
     label_only = "As Table 3 shows, Study 2 was a field deployment [12, 15]."
     counted = "We ran a field deployment study (N=6) over two weeks."
     assert fusion.number_near_terms(fusion.quantity_words(label_only), weights, terms) == 0.0
@@ -65,12 +68,12 @@ def test_fusion_reads_numbers_only_until_the_first_places_are_settled(monkeypatc
     entries = _gauge_logs()
     sparse = [(i, 10.0 - i * 0.1) for i in entries]
     dense = [(i, 0.5 + (i % 7) * 0.03) for i in entries]
-    question = "How many readings of the gauge does the log keep each day?"
+    question = read_question(None, "How many readings of the gauge does the log keep each day?")
     full = fusion.fuse(question, sparse, dense, entries)
-    unasked = fusion.fuse("Readings of the gauge the log keeps each day", sparse, dense, entries)
+    unasked = read_question(None, "Readings of the gauge the log keeps each day")
+    assert [i for i, *_ in fusion.fuse(unasked, sparse, dense, entries)[:4]] != [4, 16, 28, 40]
     # The number feature decides the first places here: passages stating a count move up.
     assert [i for i, *_ in full[:4]] == [4, 16, 28, 40]
-    assert [i for i, *_ in unasked[:4]] != [4, 16, 28, 40]
     read: list[str] = []
     real = fusion.quantity_words
     monkeypatch.setattr(fusion, "quantity_words", lambda text: read.append(text) or real(text))
@@ -84,29 +87,34 @@ def _entry(entry_id: int, doc_id: str) -> EntryRow:
     return EntryRow("chunks", "text", f"c{entry_id}", doc_id, 1, "some text", entry_id)
 
 
+def _named(text: str, names: dict[str, frozenset[str]]) -> Question:
+    return replace(read_question(None, text), names=names)
+
+
 def test_named_documents_score_relative_to_the_best_named() -> None:
-    names = {
-        "a": frozenset({"multi-lexsum", "summary"}),
-        "b": frozenset({"tableformer", "table"}),
-        "c": frozenset({"specter"}),
-    }
+    question = _named(
+        "multi-lexsum tableformer-large baseline",
+        {
+            "a": frozenset({"multi-lexsum", "summary"}),
+            "b": frozenset({"tableformer", "table"}),
+            "c": frozenset({"specter"}),
+        },
+    )
     entries = {1: _entry(1, "a"), 2: _entry(2, "b"), 3: _entry(3, "c")}
     features: dict[int, dict[str, float]] = {1: {}, 2: {}, 3: {}}
     # "tableformer-large" names TableFormer through its part.
     weights = {"multi-lexsum": 2.0, "tableformer-large": 1.0, "baseline": 1.0}
-    fusion._named_scores(features, entries, weights, names)
+    fusion._named_scores(features, entries, weights, question)
     assert features == {1: {"named": 1.0}, 2: {"named": 0.5}, 3: {"named": 0.0}}
+
+
+def test_a_stopword_part_of_a_compound_names_nothing() -> None:
+    question = _named("verify_group_for_user", {"a": frozenset({"db2", "for", "i"})})
+    assert question.naming("a") == frozenset()
 
 
 def test_unnamed_question_leaves_the_feature_unset() -> None:
     features = {1: {}}
-    fusion._named_scores(features, {1: _entry(1, "a")}, {"x": 1.0}, {"a": frozenset({"y"})})
+    question = _named("x", {"a": frozenset({"y"})})
+    fusion._named_scores(features, {1: _entry(1, "a")}, {"x": 1.0}, question)
     assert features == {1: {}}
-
-
-def test_document_names_hold_title_authors_and_file_name(corpus_store) -> None:
-    names = fusion.document_names(corpus_store)
-    dpr = names[doc_id_of(corpus_store.sql(), "2004.04906v3_dpr.pdf")]
-    assert {"dense", "passage", "retrieval", "karpukhin", "dpr"} <= dpr
-    jcap = names[doc_id_of(corpus_store.sql(), "0807.3577_jcap_accelerations.pdf")]
-    assert {"bolejko", "andersson", "acceleration"} <= jcap

@@ -16,6 +16,7 @@ from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.evidence import Evidence, Target, find_evidence
 from docsym.tools.graph import EntityGraph, entity_graph
+from docsym.tools.question import read_question
 from docsym.tools.results import ToolResult, markdown_table, page_citation, with_note
 from docsym.tools.spec import Arguments, Name, ToolSpec
 
@@ -198,7 +199,8 @@ def _first_mentions(store: Store, hits: list[EntityHit]) -> None:
         if first is None:
             continue
         target = Target(first[0], "", first[1], hit.doc_id, first[2])
-        (hit.mention,) = find_evidence(store, hit.name, [target], MENTION_CHARS)
+        question = read_question(store, hit.name)
+        (hit.mention,) = find_evidence(store, question, [target], MENTION_CHARS)
 
 
 def _hit(

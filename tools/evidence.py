@@ -8,8 +8,9 @@ next chunk or a table beside it); for a section, its sentences; for a table, its
 row is read with its header labels and its table's caption, which say what its numbers are.
 
 Windows of one unit, or two adjacent units of one passage or table, are ranked for the question
-by the share of its discriminative words they hold (IDF over the units in play; words stemmed as
-in ``tools.fusion``, compounds matched by their parts or run together, Greek letters by name). A
+by the share of its discriminative terms they hold (IDF over the units in play; the terms as
+``tools.question`` reads them for ranking too: compounds matched by their parts or run together,
+Greek letters by name; terms that name the hit's document weigh less inside it). A
 question asking for a quantity wants a window with a number beside those words (not a year of a
 citation, a footnote mark or a label such as 'Table 3'): such windows come first. A pair must
 beat each of its halves. The best window's box is what the client cites; the excerpt is that
@@ -22,21 +23,20 @@ by section.
 
 from __future__ import annotations
 
-import math
-import re
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
-from itertools import chain, groupby
+from itertools import groupby
 
 from pydantic import BaseModel, Field
 
-from docsym.language.terms import STOPWORDS, raw_words, spell_greek, strip_possessives, word_forms
+from docsym.language.numbers import stated_quantities
+from docsym.language.terms import words_of
 from docsym.storage.boxes import Box, union
 from docsym.storage.schema import table
 from docsym.storage.store import Store
-from docsym.tools.fusion import quantity_words, wants_quantity
+from docsym.tools.question import Question, Term, term_weights
 from docsym.tools.results import page_labels
 from docsym.tools.threads import QUERY_THREADS
 
@@ -44,16 +44,6 @@ CONTEXT_BEFORE, CONTEXT_AFTER = 1, 2  # neighbours shown around the cited window
 MAX_DOCUMENT_UNITS = 5000  # a document-level hit ranks at most this many sentences
 NAMED_WEIGHT = 0.2  # share of its weight a question word keeps when it names the document
 ROW_SEP = " | "
-# Author-year citations and footnote marks after a bracket ("(RNNs).2"): numbers, but not the
-# quantities a question asks for.
-_NOT_QUANTITIES = re.compile(
-    r"\([^()]*\b(?:1[89]|20)\d\d[a-z]?\)"  # (Smith et al., 2019)
-    r"|\bet al\.?,?\s*(?:1[89]|20)\d\d[a-z]?"  # Smith et al. 2019
-    r"|(?<=[)\]])\.?\d{1,2}\b"  # (RNNs).2
-)
-_COMPOUND = re.compile(r"[._-]")
-_WORD = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
-_NUMBER = re.compile(r"\d[\d.,]*")
 # Views whose rows are a region of their own: the row's box is the citation.
 _OWN_BOX = {"images", "equations", "table_summaries"}
 
@@ -89,24 +79,12 @@ class Unit:
     def numbers(self) -> frozenset[str]:
         """Quantities it states (not citation years, footnotes, labels); read only for
         questions that ask for a quantity."""
-        return _numbers(self.text)
+        return stated_quantities(self.text)
 
 
 def unit(key: str, text: str, page: int | None, bbox: list[float] | None, group: str) -> Unit:
     """A sentence (or any unit read by its own words)."""
     return Unit(key, text, page, bbox, group, words_of(text))
-
-
-@dataclass(frozen=True, eq=False)  # hashed by identity: each question's terms are distinct
-class Term:
-    """A question word and the forms that satisfy it: 'tableformer-large' is met by itself,
-    by 'tableformerlarge', or by both 'tableformer' and 'large'."""
-
-    forms: frozenset[str]
-    parts: frozenset[str]
-
-    def met_by(self, words: frozenset[str]) -> bool:
-        return bool(self.forms & words) or (bool(self.parts) and self.parts <= words)
 
 
 class TermIndex:
@@ -144,7 +122,7 @@ class Target:
 
 
 def find_evidence(
-    store: Store, query: str, targets: list[Target], budget: int = 700
+    store: Store, question: Question, targets: list[Target], budget: int = 700
 ) -> list[Evidence]:
     """Evidence for each target, in order. ``budget`` bounds each excerpt (characters)."""
     con = store.sql()
@@ -152,40 +130,19 @@ def find_evidence(
     pages = _page_units(store, tables, {(t.doc_id, t.page_number) for t in targets if _on_page(t)})
     scopes = [_scope(con, t, pages, tables) for t in targets]
     owns = [_own_group(t) for t in targets]
-    terms = _terms(query)
-    index = TermIndex(terms)
-    named = store.derived("evidence-document-names", _document_names)
+    index = TermIndex(list(question.terms))
     labels = page_labels(store)
     # A quantity question wants a number it does not state itself ("in 2021" is no answer).
-    wants_number = wants_quantity(query, anywhere=True)
-    given = frozenset(quantity_words(query)) if wants_number else frozenset()
+    wants_number = question.asks_quantity
     out = []
     for target, scope, own in zip(targets, scopes, owns, strict=True):
         # Which words tell units apart is a question about this scope only.
-        weights = _within(_weights(terms, scope, index), named.get(target.doc_id, frozenset()))
-        window = best_window(scope, weights, wants_number, given, index, own) if scope else []
+        weights = _within(_weights(question.terms, scope, index), question.naming(target.doc_id))
+        window = (
+            best_window(scope, weights, wants_number, question.numbers, index, own) if scope else []
+        )
         out.append(_evidence(con, target, scope, window, labels, budget))
     return out
-
-
-@lru_cache(maxsize=65536)
-def words_of(text: str) -> frozenset[str]:
-    """The unit's words in both forms (``word_forms``), with the parts and the run-together form
-    of its compounds."""
-    return frozenset(chain.from_iterable(map(_forms_of_word, set(raw_words(spell_greek(text))))))
-
-
-@lru_cache(maxsize=65536)
-def _forms_of_word(word: str) -> frozenset[str]:
-    """One word's share of ``words_of``, computed once per distinct word: a page's units
-    repeat most of their words."""
-    forms = word_forms(word)
-    for form in list(forms):
-        parts = [p for p in _COMPOUND.split(form) if p]
-        if len(parts) > 1:
-            forms.update(parts)
-            forms.add("".join(parts))
-    return frozenset(forms)
 
 
 def best_window(
@@ -462,55 +419,17 @@ def _has_quantity(window: list[Unit], given: frozenset[str]) -> bool:
     return any(n not in given for u in window for n in u.numbers)
 
 
-@lru_cache(maxsize=65536)
-def _numbers(text: str) -> frozenset[str]:
-    """The numbers a text states, not counting a citation's year, a footnote mark or a label
-    ('Table 3', '[12]')."""
-    words = quantity_words(_NOT_QUANTITIES.sub(" ", text))
-    return frozenset(w for w in words if _NUMBER.fullmatch(w))
-
-
 # -- terms, weights and labels ----------------------------------------------------------------
-def _terms(query: str) -> list[Term]:
-    """The question's words that are not stopwords, each with the forms that meet it."""
-    seen: set[frozenset[str]] = set()
-    terms = []
-    for word in _WORD.findall(strip_possessives(spell_greek(query)).lower()):
-        forms = frozenset(word_forms(word)) - STOPWORDS
-        if not forms or forms & STOPWORDS or word in STOPWORDS or forms in seen:
-            continue
-        seen.add(forms)
-        parts = [p for p in _COMPOUND.split(word) if p]
-        if len(parts) > 1:
-            forms |= {"".join(parts)}
-            terms.append(Term(forms, frozenset(parts)))
-        else:
-            terms.append(Term(forms, frozenset()))
-    return terms
-
-
 def _weights(
-    terms: list[Term], units: list[Unit], index: TermIndex | None = None
+    terms: Iterable[Term], units: list[Unit], index: TermIndex | None = None
 ) -> dict[Term, float]:
     """IDF of each question term over the units in play (terms absent from all weigh 0)."""
-    n = len(units)
-    index = index or TermIndex(terms)
+    index = index or TermIndex(list(terms))
     df = Counter(t for unit in units for t in index.met(unit.words))
-    return {t: math.log(1 + n / df[t]) for t in terms if df[t]}
+    return term_weights(terms, df, len(units))
 
 
-def _document_names(store: Store) -> dict[str, frozenset[str]]:
-    """doc_id -> the words of its title and file name, for every document (kept per index
-    version: one query instead of one per search)."""
-    rows = store.sql().execute("SELECT doc_id, title, file_name FROM documents").fetchall()
-    names = {}
-    for doc_id, title, file_name in rows:
-        stem = (file_name or "").rsplit(".", 1)[0].replace("_", " ")
-        names[doc_id] = words_of(f"{title or ''} {stem}")
-    return names
-
-
-def _within(weights: dict[Term, float], name: frozenset[str]) -> dict[Term, float]:
-    """Weights for finding the answer inside one document: the words that name the document
+def _within(weights: dict[Term, float], naming: frozenset[Term]) -> dict[Term, float]:
+    """Weights for finding the answer inside one document: the terms that name the document
     ("Uber", "NICS firearm checks") say which document, not where in it."""
-    return {t: w * NAMED_WEIGHT if t.met_by(name) else w for t, w in weights.items()}
+    return {t: w * NAMED_WEIGHT if t in naming else w for t, w in weights.items()}

@@ -28,21 +28,22 @@ passage that answers is the question's rarer words appearing together. ``docsym 
 what the weights achieve (bench/qa/README.md has the figures on the dev set and on the 69
 held-out questions of bench/qa/docsym_qa.jsonl); page-level score sharing, section-heading
 matches and sentence-level MiniLM re-scoring were measured too and made the ranking worse.
-Last, the ranking is spread over pages: each page's best hit comes before any page's second hit:
+The question comes read once (``tools.question``), the same reading citation uses. Last, the
+ranking is spread over pages: each page's best hit comes before any page's second hit:
 ten hits show ten places to look, not one page four times.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from functools import lru_cache
 
+from docsym.language.numbers import is_number, quantity_words
 from docsym.language.sentences import split_sentences
-from docsym.language.terms import STOPWORDS, query_terms, tokens
-from docsym.storage.store import EntryRow, Store
+from docsym.language.terms import STOPWORDS, tokens
+from docsym.storage.store import EntryRow
+from docsym.tools.question import Question, term_weights
 
 WEIGHTS = {
     "sparse": 0.25,
@@ -58,37 +59,12 @@ WEIGHTS = {
 SPAN_TOKENS = 20
 NUMBER_MARGIN = 5
 
-_NUMBER = re.compile(r"\d[\d.,]*")
-# What a question asking for a quantity names: "what [...] F1", "at what redshift", "what share".
-_MEASURES = (
-    "percentage|percent|share|proportion|fraction|number|amount|count|total|average|mean|median|"
-    "year|score|rate|ratio|accuracy|precision|recall|f1|auc|bleu|rouge|index|weight|coefficient|"
-    "threshold|cost|price|revenue|revenues|income|expense|expenses|size|speed|time|duration|"
-    "length|distance|redshift|temperature|probability|difference|growth|margin"
-)
-_QUANTITY_ASK = (
-    r"(how (many|much|long|old|often|large|fast|far|big)\b|when\b|"
-    rf"(what|which|at what|in what|by how much)\b(\s+[\w@'’-]+){{0,6}}?\s+({_MEASURES})\b)"
-)
-_QUANTITY_QUESTION = re.compile(rf"^\s*{_QUANTITY_ASK}", re.IGNORECASE)
-# The same ask after an opening phrase ("In the ablation table, what average score ..."):
-# fusion ranks by the question's head only (measured), evidence looks anywhere in it.
-_QUANTITY_ANYWHERE = re.compile(rf"(^|[\s,;:(]){_QUANTITY_ASK}", re.IGNORECASE)
-# Numbers that name something rather than count it: "Study 2", "Table 3", "Eq. (4)", "[12, 15]".
-# Matched in lower-cased text: IGNORECASE makes this alternation about 3x slower.
-_LABEL_NUMBER = re.compile(
-    r"\b(?:table|figure|fig|section|sec|study|step|eq|equation|chapter|appendix|part|item|note|"
-    r"page|p|pp|version|v|phase|experiment|task|round|line|model|algorithm|theorem|lemma)s?\.?"
-    r"\s*\(?\d[\d.]*\)?|\[\d+(?:\s*[,–-]\s*\d+)*\]"
-)
-
 
 def fuse(
-    query: str,
+    question: Question,
     sparse: list[tuple[int, float]],
     dense: list[tuple[int, float]],
     entries: dict[int, EntryRow],
-    store: Store | None = None,
     similarity: dict[int, float] | None = None,
     limit: int | None = None,
 ) -> list[tuple[int, float, list[str]]]:
@@ -108,20 +84,18 @@ def fuse(
         sources[entry_id].append("dense")
     for entry_id, cosine in (similarity or {}).items():
         features[entry_id]["dense"] = max(cosine, 0.0)
-    terms = query_terms(query)
     analysed = {i: analyse(entries[i].text) for i in features}
-    weights = _term_weights(terms, [a.vocabulary for a in analysed.values()])
-    pairs = set(zip(terms, terms[1:], strict=False))
+    weights = _term_weights(question.stems, [a.vocabulary for a in analysed.values()])
+    pairs = question.pairs
     for entry_id, f in features.items():
         f["window"] = window_coverage(analysed[entry_id], weights)
         f["phrase"] = len(pairs & analysed[entry_id].pairs) / len(pairs) if pairs else 0.0
     _document_scores(features, entries)
-    if store is not None:
-        _named_scores(features, entries, weights, store.derived("document_names", document_names))
+    _named_scores(features, entries, weights, question)
     # "number" is the last feature, so adding it later leaves every sum as it was.
     scores = {i: sum(WEIGHTS[k] * v for k, v in f.items()) for i, f in features.items()}
-    if wants_quantity(query):
-        _add_numbers(scores, entries, weights, set(terms), limit)
+    if question.opens_with_quantity:
+        _add_numbers(scores, entries, weights, question.numbers, limit)
     ranked = _spread_pages(_ranked_rows(scores, entries), entries)[:limit]
     return [(i, scores[i], sources[i]) for i in ranked]
 
@@ -140,7 +114,7 @@ def _add_numbers(
     scores: dict[int, float],
     entries: dict[int, EntryRow],
     weights: dict[str, float],
-    query: set[str],
+    stated: frozenset[str],
     limit: int | None,
 ) -> None:
     """Add the number feature to the scores, best candidates first, until the first ``limit``
@@ -153,7 +127,7 @@ def _add_numbers(
     step = limit or len(order)
     for start in range(0, len(order), step):
         for i in order[start : start + step]:
-            if number_near_terms(quantity_words(entries[i].text), weights, query):
+            if number_near_terms(quantity_words(entries[i].text), weights, stated):
                 scores[i] += bonus
         done = start + step
         if done >= len(order):
@@ -162,12 +136,6 @@ def _add_numbers(
         settled = {i: scores[i] for i in order[:done] if scores[i] > ceiling}
         if len(_spread_pages(_ranked_rows(settled, entries), entries, firsts_only=True)) >= step:
             return
-
-
-def wants_quantity(query: str, anywhere: bool = False) -> bool:
-    """Whether the question asks for a number: how many, what share, what F1, at what redshift;
-    by how it opens, or ``anywhere`` in it."""
-    return bool((_QUANTITY_ANYWHERE if anywhere else _QUANTITY_QUESTION).search(query))
 
 
 def _spread_pages(
@@ -216,17 +184,10 @@ def prepare(entries: Iterable[EntryRow]) -> None:
         analyse(entry.text)
 
 
-@lru_cache(maxsize=8192)
-def quantity_words(text: str) -> list[str]:
-    """The text's words with labels ("Table 3", "[12]") taken out: their numbers are names."""
-    return tokens(_LABEL_NUMBER.sub(" ", text.lower()))
-
-
-def _term_weights(terms: list[str], vocabularies: list[frozenset]) -> dict[str, float]:
+def _term_weights(terms: Iterable[str], vocabularies: list[frozenset]) -> dict[str, float]:
     """IDF of each query term over the candidates (terms absent from all get no weight)."""
-    n = len(vocabularies)
     df = Counter(t for vocabulary in vocabularies for t in terms if t in vocabulary)
-    return {t: math.log(1 + n / df[t]) for t in terms if df[t]}
+    return term_weights(terms, df, len(vocabularies))
 
 
 def window_coverage(text: Analysed, weights: dict[str, float]) -> float:
@@ -248,13 +209,14 @@ def window_coverage(text: Analysed, weights: dict[str, float]) -> float:
     return max(scores, default=0.0) / total
 
 
-def number_near_terms(words: list[str], weights: dict[str, float], query: set[str]) -> float:
-    """1.0 if a number not in the query lies beside the densest span of query terms, else 0.0."""
+def number_near_terms(words: list[str], weights: dict[str, float], stated: frozenset[str]) -> float:
+    """1.0 if a number the question does not state lies beside the densest span of its terms,
+    else 0.0."""
     span = densest_span(words, weights)
     if span is None:
         return 0.0
     start, end = max(0, span[0] - NUMBER_MARGIN), span[1] + NUMBER_MARGIN + 1
-    return float(any(_NUMBER.fullmatch(w) and w not in query for w in words[start:end]))
+    return float(any(is_number(w) and w not in stated for w in words[start:end]))
 
 
 def densest_span(words: list[str], weights: dict[str, float]) -> tuple[int, int] | None:
@@ -288,40 +250,18 @@ def _document_scores(features: dict[int, dict[str, float]], entries: dict[int, E
         f["document"] = strength[entries[entry_id].doc_id] / top
 
 
-def document_names(store: Store) -> dict[str, frozenset[str]]:
-    """doc_id -> the words that name it: its title, its authors and its file name."""
-    rows = store.sql().execute("SELECT doc_id, title, authors, file_name FROM documents").fetchall()
-    names = {}
-    for doc_id, title, authors, file_name in rows:
-        stem = file_name.rsplit(".", 1)[0].replace("_", " ")
-        words = tokens(" ".join([title or "", " ".join(authors or []), stem]))
-        names[doc_id] = frozenset(words) | {p for w in words for p in _parts(w)}
-    return names
-
-
-def _parts(word: str) -> list[str]:
-    """'tableformer-large' -> ['tableformer', 'large']: a compound names what its parts name."""
-    parts = re.split(r"[._-]", word)
-    return [p for p in parts if len(p) >= 3 and not p.isdigit()] if len(parts) > 1 else []
-
-
 def _named_scores(
     features: dict[int, dict[str, float]],
     entries: dict[int, EntryRow],
     weights: dict[str, float],
-    names: dict[str, frozenset[str]],
+    question: Question,
 ) -> None:
     """Each candidate's question term weight that names its document, relative to the
     best-named document among the candidates (left at 0 for all when none is named)."""
-    term_parts = {t: _parts(t) for t in weights}
     named: dict[str, float] = {}
     for doc_id in {entries[entry_id].doc_id for entry_id in features}:
-        vocabulary = names.get(doc_id, frozenset())
-        named[doc_id] = sum(
-            w
-            for t, w in weights.items()
-            if t in vocabulary or vocabulary.intersection(term_parts[t])
-        )
+        naming = {t.stem for t in question.naming(doc_id)}
+        named[doc_id] = sum(w for t, w in weights.items() if t in naming)
     top = max(named.values(), default=0.0)
     if not top:
         return

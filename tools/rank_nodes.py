@@ -20,7 +20,6 @@ each criterion and the criteria on which it is the best of its layer.
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Annotated
@@ -29,10 +28,13 @@ import numpy as np
 from pydantic import Field
 
 from docsym.language.names import normalise_name
+from docsym.language.terms import surface_words
+from docsym.storage.schema import NODE_TYPES
 from docsym.storage.store import Store
 from docsym.tools.errors import ToolError
 from docsym.tools.evidence import Target, find_evidence
 from docsym.tools.graph import EntityGraph, entity_graph, personalized_pagerank
+from docsym.tools.question import read_question
 from docsym.tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
 from docsym.tools.search import views_sql
 from docsym.tools.spec import Arguments, Name, ToolSpec
@@ -48,7 +50,6 @@ from docsym.tools.subtree import (
 )
 
 CRITERIA = ("graph", "text", "lexical")
-NODE_TYPES = ("section", "text", "table", "image", "equation")
 DEFAULT_NODE_TYPES = ("text", "table", "image")
 MAX_LIMIT = 50
 MAX_LAYERS = 5
@@ -66,7 +67,6 @@ NODE_VIEWS = {
     "sections": ("title", "content"),
     "equations": ("text",),
 }
-_WORDS = re.compile(r"[\w@.+-]+")
 
 
 class RankedNode(SubtreeNode):
@@ -198,7 +198,7 @@ def _seeds(
     store: Store, graph: EntityGraph, query: str, doc_id: str, vector: np.ndarray | None
 ) -> dict[str, float]:
     """Entities of the document named by the question, weighted by specificity or similarity."""
-    words = _WORDS.findall(query)
+    words = [match.group() for match in surface_words(query)]
     in_doc = set(graph.doc_entities.get(doc_id, ()))
     nodes_in_doc = max(1, sum(graph.entities[e].node_count for e in in_doc))
     seeds: dict[str, float] = {}
@@ -392,7 +392,8 @@ def _ranked_nodes(
 def _cite(store: Store, query: str, doc_id: str, nodes: list[RankedNode]) -> None:
     """Point each node at the sentence or table row in it that answers the question."""
     targets = [Target(n.ref_table, "", n.ref_id, doc_id, n.page_start) for n in nodes]
-    for node, evidence in zip(nodes, find_evidence(store, query, targets, NODE_TEXT), strict=True):
+    found = find_evidence(store, read_question(store, query), targets, NODE_TEXT)
+    for node, evidence in zip(nodes, found, strict=True):
         if evidence.bbox is not None:
             node.bbox, node.cited = evidence.bbox, evidence.cited
             node.page_start, node.page_label = evidence.page_number, evidence.page_label

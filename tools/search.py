@@ -18,6 +18,7 @@ from docsym.tools.errors import ToolError
 from docsym.tools.evidence import Target, find_evidence
 from docsym.tools.filters import MAX_FILTER_CHARS, OPERATORS_HELP, parse_filter
 from docsym.tools.fusion import fuse, prepare
+from docsym.tools.question import Question, read_question
 from docsym.tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
 from docsym.tools.spec import Arguments, Name, ToolSpec
 from docsym.tools.threads import QUERY_THREADS
@@ -109,7 +110,9 @@ def vector_search(
     entries = store.entries([i for i, _ in found])
     size = _text_budget(limit)
     hits = [_hit(n, score, entries[i], [collection], size) for n, (i, score) in enumerate(found, 1)]
-    return _result(query, collection, _with_evidence(store, query, hits, size))
+    return _result(
+        query, collection, _with_evidence(store, read_question(store, query), hits, size)
+    )
 
 
 def hybrid_search(
@@ -143,12 +146,13 @@ def hybrid_search(
     else:
         sparse = bm25.result()
     entries |= store.entries(list({i for i, _ in sparse} - set(entries)))
-    ranked = fuse(query, sparse, dense, entries, store, similarity, limit)
+    question = read_question(store, query)
+    ranked = fuse(question, sparse, dense, entries, similarity, limit)
     size = _text_budget(limit)
     hits = [
         _hit(n, score, entries[i], sources, size) for n, (i, score, sources) in enumerate(ranked, 1)
     ]
-    return _result(query, "hybrid", _with_evidence(store, query, hits, size))
+    return _result(query, "hybrid", _with_evidence(store, question, hits, size))
 
 
 def _similarity_of_the_rest(
@@ -254,12 +258,14 @@ def _hit(
     )
 
 
-def _with_evidence(store: Store, query: str, hits: list[SearchHit], size: int) -> list[SearchHit]:
+def _with_evidence(
+    store: Store, question: Question, hits: list[SearchHit], size: int
+) -> list[SearchHit]:
     """Cite each hit by the sentence or table row inside it that answers the question."""
     targets = [
         Target(h.table_name, h.column_name, h.primary_key, h.doc_id, h.page_number) for h in hits
     ]
-    for hit, evidence in zip(hits, find_evidence(store, query, targets, size), strict=True):
+    for hit, evidence in zip(hits, find_evidence(store, question, targets, size), strict=True):
         hit.bbox = evidence.bbox
         hit.cited = evidence.cited
         hit.page_number = evidence.page_number

@@ -11,6 +11,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
+from docsym.storage.schema import NODE_TYPES
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.results import (
@@ -23,7 +24,6 @@ from docsym.tools.results import (
 )
 from docsym.tools.spec import Arguments, Name, Offset, PageNumber, ToolSpec
 
-NODE_TYPES = ("section", "text", "table", "image", "equation")
 # `sub`: the ids of the tree nodes under the node bound to the first ?, that node included.
 SUBTREE = """
     WITH RECURSIVE sub(node_id) AS (

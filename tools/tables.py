@@ -14,7 +14,14 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from docsym.language.labels import acronym_words, label_core, label_key, label_stems, label_words
+from docsym.language.labels import (
+    HEADER_PATH_SEP,
+    acronym_words,
+    label_core,
+    label_key,
+    label_stems,
+    label_words,
+)
 from docsym.language.terms import FUNCTION_WORDS
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
@@ -33,7 +40,6 @@ MAX_CELLS = 10_000
 MAX_LOOKUP = 500
 NEAREST_PATHS = 15  # paths a refusal lists
 MAX_TREE_NODES = 400  # per header tree; a 1,000-row table lists its first 400 row labels
-PATH_SEP = " › "
 
 _CELL_COLUMNS = (
     "cell_id, doc_id, page_number, row, col, row_span, col_span, text, value, unit, "
@@ -109,8 +115,8 @@ class CellLookup(ToolResult):
         rows = [
             [
                 c["cell_id"],
-                PATH_SEP.join(c["row_path"] or []),
-                PATH_SEP.join(c["col_path"] or []),
+                HEADER_PATH_SEP.join(c["row_path"] or []),
+                HEADER_PATH_SEP.join(c["col_path"] or []),
                 c["text"],
                 c["value"],
                 c["unit"],
@@ -365,7 +371,7 @@ def _header_line(grid: list[list[str]], header_rows: int) -> list[str]:
         for row in grid[:header_rows]:
             if row[col] and (not parts or parts[-1] != row[col]):
                 parts.append(row[col])
-        labels.append(PATH_SEP.join(parts))
+        labels.append(HEADER_PATH_SEP.join(parts))
     return labels
 
 
@@ -495,7 +501,7 @@ def _nearest(paths: list[tuple[str, ...]], labels: list[str], limit: int = NEARE
         return len(wanted & {w for p in path for w in label_words(p)})
 
     ranked = sorted(paths, key=shared, reverse=True) if wanted else paths
-    shown = "; ".join(f"[{PATH_SEP.join(p)}]" for p in ranked[:limit])
+    shown = "; ".join(f"[{HEADER_PATH_SEP.join(p)}]" for p in ranked[:limit])
     return shown + (f"; … {len(paths) - limit} more" if len(paths) > limit else "")
 
 
