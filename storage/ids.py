@@ -18,10 +18,13 @@ Old ids keep resolving. Until schema version 7 (``storage/migrations.py``'s
 prefixes of equations and references. That migration rewrites them in every table and in the
 vector store, so nothing stored holds an old form. A client may still hold one: ``current(id,
 kind)`` maps an old entity, relation or entity-link id to today's wherever the context says
-which kind is meant (entity 'e' and relation 'r' numbers were kept, only the prefix changed).
-No tool takes an entity or relation id as an argument today (``find_entities`` takes names, the
-graph tools take tree node ids, which never changed), so ``current`` is for callers that do;
-``run_sql`` reads the tables as they are.
+which kind is meant (the numbers were kept, only the prefix changed). No tool takes an entity or
+relation id as an argument (``find_entities`` and ``rank_nodes`` take names and questions,
+``select_subtree``, ``rank_nodes`` and ``get_outline`` take doc, section and tree node ids, which
+never changed), so no tool argument needs it today; a tool that comes to take one passes it
+through ``current``. Two places cannot tell the kind and take ids as written: ``run_sql`` (the
+tables as they are) and a search filter's ``primary_key``, matched against the entries of every
+view, where '<doc_id>-e3' is also equation 3's key.
 """
 
 from __future__ import annotations
