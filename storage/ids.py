@@ -9,9 +9,10 @@ number (a table cell has two, ``r<row>c<col>``)::
 
 ``KINDS`` is the table of every kind: its prefix, its parent and the view and column holding it.
 Numbers are ordinals in document order (0-based), a page's is its page number (1-based). The same
-bytes always get the same ids. No two kinds under one parent share a prefix, and a segment is
-read as all its letters then all its digits, so no prefix can be mistaken for another ('r' and
-'row', 'e' and 'ent'); a table's row 'r<row>' and a document's reference 'r<n>' differ by parent.
+bytes always get the same ids. No two kinds under one parent share a segment's form (a table's
+cell 'r<row>c<col>' has a second number, its row 'r<row>' none), and a segment is read as all its
+letters then all its digits, so no prefix can be mistaken for another ('r' and 'row', 'e' and
+'ent'); a table's row 'r<row>' and a document's reference 'r<n>' differ by parent.
 
 Old ids keep resolving. Until schema version 7 (``storage/migrations.py``'s
 ``m007_entity_relation_ids``) entities were '<doc_id>-e<n>' and relations '<doc_id>-r<n>', the
@@ -76,7 +77,7 @@ BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
 _BY_SEGMENT: dict[tuple[str | None, str, bool], Kind] = {
     (k.parent, k.prefix, k.second is not None): k for k in KINDS if k.parent
 }
-assert len(_BY_SEGMENT) == len(KINDS) - 1, "two kinds share a prefix under one parent"
+assert len(_BY_SEGMENT) == len(KINDS) - 1, "two kinds share a segment form under one parent"
 
 _DOC = re.compile(r"[0-9A-Za-z_]+")
 _NUMBER = r"(0|[1-9][0-9]{0,17})"  # canonical: no leading zeros, so parse and build agree

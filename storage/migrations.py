@@ -22,7 +22,7 @@ Changing a view: change its row class in ``storage/schema.py``, then append a mi
 to ``MIGRATIONS``::
 
     @migration(reindex=True)
-    def m007_page_rotation(m: Migrator) -> None:
+    def m008_page_rotation(m: Migrator) -> None:
         \"\"\"the angle a scanned page was turned by before it was read\"\"\"
         m.add_column("pages", "rotation", "INTEGER")
 
