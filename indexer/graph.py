@@ -25,6 +25,7 @@ import numpy as np
 from docsym.indexer.entities import Mention, ProperNouns, explicit_relations, extract_mentions
 from docsym.indexer.entity_resolution import FUZZY_KINDS, ResolutionSettings, Resolver
 from docsym.language.sentences import split_sentences
+from docsym.storage import ids as id_of
 from docsym.storage.rows import DocumentRows
 from docsym.storage.schema import (
     ChunkRow,
@@ -213,7 +214,7 @@ class _Builder:
     def rows(self) -> DocumentRows:
         resolver = self.resolver
         roots = resolver.roots()
-        ids = {slot: f"{self.doc_id}-e{n}" for n, slot in enumerate(roots)}
+        ids = {slot: id_of.entity_id(self.doc_id, n) for n, slot in enumerate(roots)}
         members: dict[int, list[int]] = defaultdict(list)
         for s in range(len(resolver.entities)):
             members[resolver.root(s)].append(s)
@@ -241,7 +242,7 @@ class _Builder:
         ]
         links = [
             EntityLinkRow(
-                link_id=f"{ids[slot]}-{node_id.rsplit('-', 1)[-1]}",
+                link_id=id_of.link_id(ids[slot], node_id),
                 entity_id=ids[slot],
                 node_id=node_id,
                 doc_id=self.doc_id,
@@ -268,7 +269,7 @@ class _Builder:
                 into.evidence, into.page = record.evidence, record.page
         return [
             RelationRow(
-                relation_id=f"{self.doc_id}-r{n}",
+                relation_id=id_of.relation_id(self.doc_id, n),
                 doc_id=self.doc_id,
                 source_id=ids[a],
                 target_id=ids[b],

@@ -19,6 +19,7 @@ from typing import Literal
 
 import numpy as np
 
+from docsym.storage import ids
 from docsym.storage.paths import IndexPaths, is_store_url
 from docsym.storage.rows import DocumentRows
 from docsym.storage.settings import get_settings
@@ -139,6 +140,9 @@ class DirectorySink(Sink):
         missing, so they get indexed again."""
         self.vectors.discard_unpublished(self.writer.published)
         self.vectors.generation = self.writer.generation
+        # Entity keys of before schema version 7 (storage/ids.py), as its migration rewrote the
+        # rows: published with them, so readers never see rows and keys disagree.
+        self.vectors.rekey("entities", "*-e[0-9]*", lambda key: ids.current(key, "entity"))
         in_db = {doc_id for doc_id, _ in self.writer.documents_by_path().values()}
         self.vectors.remove_documents(self.vectors.doc_ids() - in_db)
         return in_db - self.vectors.embedded_doc_ids(self.collection)

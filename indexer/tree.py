@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from docsym.indexer.model import ParsedDocument
+from docsym.storage import ids
 from docsym.storage.rows import DocumentRows
 from docsym.storage.schema import ChunkRow, EquationRow, ImageRow, SectionRow, TableRow, TreeNodeRow
 
@@ -35,7 +36,7 @@ def build_tree(doc_id: str, parsed: ParsedDocument, views: DocumentRows) -> list
     items = sorted(_items(parsed, views), key=lambda item: (item.seq, _TYPE_ORDER[item.node_type]))
     page_count = len(parsed.pages)
     root = TreeNodeRow(
-        node_id=f"{doc_id}-n0",
+        node_id=ids.node_id(doc_id, 0),
         doc_id=doc_id,
         parent_id=None,
         ordinal=0,
@@ -52,7 +53,7 @@ def build_tree(doc_id: str, parsed: ParsedDocument, views: DocumentRows) -> list
     for ordinal, item in enumerate(items, 1):
         parent = node_of_section.get(item.parent_section or "", root)
         node = TreeNodeRow(
-            node_id=f"{doc_id}-n{ordinal}",
+            node_id=ids.node_id(doc_id, ordinal),
             doc_id=doc_id,
             parent_id=parent.node_id,
             ordinal=ordinal,

@@ -17,6 +17,7 @@ from docsym.indexer.summaries import DocumentSummaries
 from docsym.indexer.table_model import table_to_html
 from docsym.indexer.table_summaries import summarise_rows_and_columns
 from docsym.indexer.tree import build_tree
+from docsym.storage import ids
 from docsym.storage.boxes import union
 from docsym.storage.file_names import readable, stored_path
 from docsym.storage.rows import DocumentRows
@@ -41,10 +42,6 @@ class FileFacts:
     path: Path
     sha256: str
     size_bytes: int
-
-
-def section_id(doc_id: str, ordinal: int) -> str:
-    return f"{doc_id}-s{ordinal}"
 
 
 def build_rows(
@@ -98,7 +95,7 @@ def _document_row(facts: FileFacts, parsed: ParsedDocument, tldr: str | None) ->
 def _page_rows(doc_id: str, parsed: ParsedDocument, summaries: DocumentSummaries) -> list[PageRow]:
     return [
         PageRow(
-            page_id=f"{doc_id}-p{p.number}",
+            page_id=ids.page_id(doc_id, p.number),
             doc_id=doc_id,
             page_number=p.number,
             width=p.width,
@@ -120,9 +117,9 @@ def _section_rows(
     boxes = _section_boxes(parsed)
     return [
         SectionRow(
-            section_id=section_id(doc_id, s.ordinal),
+            section_id=ids.section_id(doc_id, s.ordinal),
             doc_id=doc_id,
-            parent_id=None if s.parent is None else section_id(doc_id, s.parent),
+            parent_id=None if s.parent is None else ids.section_id(doc_id, s.parent),
             ordinal=s.ordinal,
             level=s.level,
             number=s.number,
@@ -160,9 +157,9 @@ def _section_boxes(parsed: ParsedDocument) -> dict[int, list[list[float]]]:
 def _chunk_rows(doc_id: str, parsed: ParsedDocument) -> list[ChunkRow]:
     return [
         ChunkRow(
-            chunk_id=f"{doc_id}-c{c.ordinal}",
+            chunk_id=ids.chunk_id(doc_id, c.ordinal),
             doc_id=doc_id,
-            section_id=None if c.section is None else section_id(doc_id, c.section),
+            section_id=None if c.section is None else ids.section_id(doc_id, c.section),
             ordinal=c.ordinal,
             text=c.text,
             page_number=c.page_number,
@@ -181,10 +178,10 @@ def _sentence_rows(doc_id: str, parsed: ParsedDocument) -> list[SentenceRow]:
         section = section_of.get(s.chunk)
         rows.append(
             SentenceRow(
-                sentence_id=f"{doc_id}-x{s.ordinal}",
+                sentence_id=ids.sentence_id(doc_id, s.ordinal),
                 doc_id=doc_id,
-                chunk_id=f"{doc_id}-c{s.chunk}",
-                section_id=None if section is None else section_id(doc_id, section),
+                chunk_id=ids.chunk_id(doc_id, s.chunk),
+                section_id=None if section is None else ids.section_id(doc_id, section),
                 ordinal=s.ordinal,
                 text=s.text,
                 char_start=s.start,
@@ -202,7 +199,7 @@ def _image_rows(
 ) -> list[ImageRow]:
     return [
         ImageRow(
-            image_id=f"{doc_id}-i{f.ordinal}",
+            image_id=ids.image_id(doc_id, f.ordinal),
             doc_id=doc_id,
             section_id=locate(f.seq),
             ordinal=f.ordinal,
@@ -221,7 +218,7 @@ def _equation_rows(
 ) -> list[EquationRow]:
     return [
         EquationRow(
-            equation_id=f"{doc_id}-e{e.ordinal}",
+            equation_id=ids.equation_id(doc_id, e.ordinal),
             doc_id=doc_id,
             section_id=locate(e.seq),
             ordinal=e.ordinal,
@@ -237,7 +234,7 @@ def _equation_rows(
 def _reference_rows(doc_id: str, parsed: ParsedDocument) -> list[ReferenceRow]:
     return [
         ReferenceRow(
-            reference_id=f"{doc_id}-r{r.ordinal}",
+            reference_id=ids.reference_id(doc_id, r.ordinal),
             doc_id=doc_id,
             ordinal=r.ordinal,
             label=r.label,
@@ -256,7 +253,7 @@ def _table_rows(
 ) -> list[TableRow | TableCellRow]:
     rows: list[TableRow | TableCellRow] = []
     for t in parsed.tables:
-        table_id = f"{doc_id}-t{t.ordinal}"
+        table_id = ids.table_id(doc_id, t.ordinal)
         rows.append(
             TableRow(
                 table_id=table_id,
@@ -279,7 +276,7 @@ def _table_rows(
         )
         rows.extend(
             TableCellRow(
-                cell_id=f"{table_id}-r{c.row}c{c.col}",
+                cell_id=ids.cell_id(table_id, c.row, c.col),
                 table_id=table_id,
                 doc_id=doc_id,
                 row=c.row,
@@ -305,10 +302,10 @@ def _table_summary_rows(doc_id: str, parsed: ParsedDocument) -> list[TableSummar
     """HD-RAG row- and column-level summaries of every table (indexer/table_summaries.py)."""
     rows: list[TableSummaryRow] = []
     for t in parsed.tables:
-        table_id = f"{doc_id}-t{t.ordinal}"
+        table_id = ids.table_id(doc_id, t.ordinal)
         rows.extend(
             TableSummaryRow(
-                summary_id=f"{table_id}-{s.axis}{s.ordinal}",
+                summary_id=ids.summary_id(table_id, s.axis, s.ordinal),
                 table_id=table_id,
                 doc_id=doc_id,
                 axis=s.axis,
@@ -330,7 +327,7 @@ class _SectionLocator:
     def __init__(self, doc_id: str, parsed: ParsedDocument) -> None:
         ordered = sorted(parsed.sections, key=lambda s: (s.seq, s.ordinal))
         self._seqs = [s.seq for s in ordered]
-        self._ids = [section_id(doc_id, s.ordinal) for s in ordered]
+        self._ids = [ids.section_id(doc_id, s.ordinal) for s in ordered]
 
     def __call__(self, seq: int) -> str | None:
         i = bisect.bisect_right(self._seqs, seq) - 1

@@ -22,7 +22,7 @@ Changing a view: change its row class in ``storage/schema.py``, then append a mi
 to ``MIGRATIONS``::
 
     @migration(reindex=True)
-    def m007_page_rotation(m: Migrator) -> None:
+    def m008_page_rotation(m: Migrator) -> None:
         \"\"\"the angle a scanned page was turned by before it was read\"\"\"
         m.add_column("pages", "rotation", "INTEGER")
 
@@ -81,6 +81,11 @@ class Migrator(ABC):
         """A backfill or other data change, in SQL both engines read alike."""
         self.run(sql)
 
+    @abstractmethod
+    def rekey_entries(self, table: str, expression: str) -> None:
+        """Give the vector-store entries of ``table``'s rows the key ``expression`` (SQL over
+        ``primary_key``), where this database holds them."""
+
     def _column(self, spec: str) -> str:
         sql_type, _, constraint = spec.partition(" ")
         return f"{self.sql_type(sql_type)} {constraint}".rstrip()
@@ -94,6 +99,11 @@ class DuckDBMigrator(Migrator):
 
     def run(self, statement: str) -> None:
         self.con.execute(statement)
+
+    def rekey_entries(self, table: str, expression: str) -> None:
+        """Nothing here: an index directory keeps its entries in ``vectors.sqlite``, which its
+        writer rekeys at the start of the run (``indexer/sinks.py``'s ``DirectorySink.stale``)
+        and publishes with the migrated rows."""
 
     # DuckDB alters no column of a table that has an index ("entries depend on it"): the
     # table's indexes are lifted and put back, following the column as PostgreSQL's do.
@@ -439,6 +449,26 @@ def m006_path_bytes(m: Migrator) -> None:
     m.add_column("documents", "path_bytes", "BLOB")
 
 
+@migration()
+def m007_entity_relation_ids(m: Migrator) -> None:
+    """entity ids '<doc_id>-ent<n>' and relation ids '<doc_id>-rel<n>', which had the prefixes of
+    equations (-e<n>) and references (-r<n>): rewritten wherever they are held, numbers kept"""
+    entity = r"regexp_replace({}, '^([^-]+)-e([0-9]+)', '\1-ent\2')"
+    for table, column in (
+        ("entities", "entity_id"),
+        ("relations", "source_id"),
+        ("relations", "target_id"),
+        ("entity_links", "entity_id"),
+        ("entity_links", "link_id"),
+    ):
+        m.execute(f"UPDATE {table} SET {column} = {entity.format(column)}")
+    m.execute(
+        r"UPDATE relations SET relation_id = "
+        r"regexp_replace(relation_id, '^([^-]+)-r([0-9]+)$', '\1-rel\2')"
+    )
+    m.rekey_entries("entities", entity.format("primary_key"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_document_views,
     m002_entity_graph,
@@ -446,6 +476,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m004_table_confidence,
     m005_ocr,
     m006_path_bytes,
+    m007_entity_relation_ids,
 )
 
 

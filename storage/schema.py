@@ -10,7 +10,8 @@ Conventions stated once for every table:
 - ``page_number`` is 1-based; ``bbox`` is ``[x0, y0, x1, y1]`` in PDF points (1/72 inch) with the
   origin at the top-left corner of the page, y growing downwards.
 - Ids are stable across re-indexing: ``doc_id`` is derived from the file's content and every other
-  id from the ``doc_id`` and the item's position in the document.
+  id from the ``doc_id`` and the item's position in the document (``storage/ids.py`` builds and
+  parses every kind).
 """
 
 from collections.abc import Callable
@@ -392,7 +393,7 @@ class TreeNodeRow(Row):
     indexes=("doc_id",),
 )
 class EntityRow(Row):
-    entity_id: Annotated[str, Col("Entity id: '<doc_id>-e<n>'.", primary_key=True)]
+    entity_id: Annotated[str, Col("Entity id: '<doc_id>-ent<n>'.", primary_key=True)]
     doc_id: DocId
     name: Annotated[
         str | None,
@@ -425,7 +426,7 @@ class EntityRow(Row):
     indexes=("doc_id", "source_id", "target_id"),
 )
 class RelationRow(Row):
-    relation_id: Annotated[str, Col("Relation id: '<doc_id>-r<n>'.", primary_key=True)]
+    relation_id: Annotated[str, Col("Relation id: '<doc_id>-rel<n>'.", primary_key=True)]
     doc_id: DocId
     source_id: Annotated[str | None, Col("Entity the edge starts from (entities.entity_id).")]
     target_id: Annotated[str | None, Col("Entity the edge ends at (entities.entity_id).")]

@@ -15,7 +15,7 @@ them, so readers see exactly the entries of the published DuckDB file (``storage
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -230,6 +230,43 @@ class VectorStore:
             ),
         ).fetchone()
         return entry_id
+
+    def rekey(self, table_name: str, glob: str, rename: Callable[[str], str | None]) -> int:
+        """Give the live entries of ``table_name`` whose primary_key matches ``glob`` (SQLite's
+        GLOB) the key ``rename`` returns, as the generation being built: each becomes a new
+        entry with the same text and vectors, and the old one is retired, so readers of the
+        published file keep the keys its rows have until the next publish. The number rekeyed."""
+        found = self.con.execute(
+            "SELECT id, column_name, primary_key, doc_id, page_number, text FROM entries "
+            "WHERE table_name = ? AND died IS NULL AND primary_key GLOB ?",
+            (table_name, glob),
+        ).fetchall()
+        keyword = keyword_columns()
+        done = 0
+        with self.con:
+            for old, column, key, doc_id, page, text in found:
+                new_key = rename(key)
+                if new_key is None or new_key == key:
+                    continue
+                entry = Entry(table_name, column, new_key, doc_id, page, text)
+                new = self._insert_entry(entry)
+                if (table_name, column) in keyword:
+                    self.con.execute("INSERT INTO bm25 (rowid, text) VALUES (?, ?)", (new, text))
+                for name in self.dense_collections():
+                    table = vec_table(name)
+                    for (vector,) in self.con.execute(
+                        f"SELECT embedding FROM {table} WHERE rowid = ?", (old,)
+                    ).fetchall():
+                        self.con.execute(
+                            f"INSERT INTO {table} (rowid, embedding) VALUES (?, ?)", (new, vector)
+                        )
+                self._delete_where("id = ? AND born >= ?", (old, self.generation))
+                self.con.execute(
+                    "UPDATE entries SET died = ? WHERE id = ? AND died IS NULL",
+                    (self.generation, old),
+                )
+                done += 1
+        return done
 
     def remove_documents(self, doc_ids: Iterable[str]) -> None:
         """Retire the entries of ``doc_ids``: readers stop seeing them at the next publish."""

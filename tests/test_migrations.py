@@ -194,6 +194,7 @@ FROZEN = {
     4: "de24a7540335e373",
     5: "d058ea7bd6cfaf17",
     6: "32e2aac3a1fa9dc9",
+    7: "a4125b5a4da39390",
 }
 
 
@@ -358,11 +359,11 @@ def test_an_added_column_keeps_the_index(built_index: Path, tmp_path: Path) -> N
     copy = tmp_path / "index.duckdb"
     shutil.copyfile(built_index, copy)
 
-    def m007_venue(m: Migrator) -> None:
+    def m008_venue(m: Migrator) -> None:
         """documents.venue"""
         m.add_column("documents", "venue", "VARCHAR")
 
-    extra = Migration.of(m007_venue)
+    extra = Migration.of(m008_venue)
     newest = extra.version
     with duckdb.connect(str(copy)) as con:
         before = con.execute("SELECT doc_id, title FROM documents").fetchall()
@@ -387,11 +388,11 @@ def test_a_new_view_asks_for_a_reindex_until_it_is_done(built_index: Path, tmp_p
     shutil.copyfile(built_index, copy)
 
     @migration(reindex=True)
-    def m007_a_view(m: Migrator) -> None:
+    def m008_a_view(m: Migrator) -> None:
         """a view of notes"""
         m.create_table("notes", {"note_id": "VARCHAR PRIMARY KEY", "doc_id": "VARCHAR NOT NULL"})
 
-    known = (*migrations.MIGRATIONS, m007_a_view)
+    known = (*migrations.MIGRATIONS, m008_a_view)
     with duckdb.connect(str(copy)) as con:
         assert migrations.upgrade(con, known).reindex
         con.execute("SELECT count(*) FROM notes")
@@ -422,11 +423,75 @@ def test_an_index_from_schema_version_1_is_upgraded_and_reindexed(tmp_path: Path
     assert index_paths([folder], index).unchanged
 
 
+# Where entity and relation ids are held, and SQL turning today's into those of before version 7.
+ID_COLUMNS = {
+    "entities": ("entity_id",),
+    "relations": ("relation_id", "source_id", "target_id"),
+    "entity_links": ("link_id", "entity_id"),
+}
+TO_OLD_IDS = r"regexp_replace(regexp_replace({0}, '-ent([0-9]+)', '-e\1'), '-rel([0-9]+)$', '-r\1')"
+
+
+def _graph_ids(con) -> dict[str, list[tuple]]:
+    return {
+        table: sorted(con.execute(f"SELECT {', '.join(columns)} FROM {table}").fetchall())
+        for table, columns in ID_COLUMNS.items()
+    }
+
+
+def _make_ids_old(con) -> None:
+    """The graph's ids as docsym wrote them before version 7, and that version recorded."""
+    for table, columns in ID_COLUMNS.items():
+        sets = ", ".join(f"{c} = {TO_OLD_IDS.format(c)}" for c in columns)
+        con.execute(f"UPDATE {table} SET {sets}")
+    con.execute(f"UPDATE {schema.META_TABLE} SET value = '6' WHERE key = 'schema_version'")
+
+
+def test_old_entity_and_relation_ids_are_rewritten_with_their_vector_keys(tmp_path: Path):
+    """Version 7 gave entities and relations prefixes of their own: an index of version 6 gets
+    today's ids in every column and in vectors.sqlite, without a re-index."""
+    from docsym.storage import ids, vectors
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    pdf_factory.text_pdf(folder / "a.pdf", marker="BM25")
+    index = tmp_path / "index"
+    assert index_paths([folder], index).ok
+    with duckdb.connect(str(index / "index.duckdb")) as con:
+        today = _graph_ids(con)
+        _make_ids_old(con)
+        old = _graph_ids(con)
+    assert today["entities"] and old != today
+    assert {ids.kind_of(e) for (e,) in old["entities"]} == {"equation"}  # what -e<n> meant
+    assert [ids.current(e, "entity") for (e,) in old["entities"]] == [
+        e for (e,) in today["entities"]
+    ]
+    con = vectors.connect(index / "vectors.sqlite")
+    con.execute(
+        "UPDATE entries SET primary_key = replace(primary_key, '-ent', '-e') "
+        "WHERE table_name = 'entities'"
+    )
+    con.close()
+
+    report = index_paths([folder], index)
+    assert report.unchanged and not report.updated  # no re-index: the ids are rewritten
+    with duckdb.connect(str(index / "index.duckdb"), read_only=True) as con:
+        assert _graph_ids(con) == today
+        assert int(_meta(con, "schema_version")) == SCHEMA_VERSION
+        assert _meta(con, migrations.PENDING_REINDEX) is None
+    con = vectors.connect(index / "vectors.sqlite", readonly=True)
+    keys = con.execute(
+        "SELECT primary_key FROM entries WHERE table_name = 'entities' AND died IS NULL"
+    ).fetchall()
+    con.close()
+    assert sorted(keys) == today["entities"]
+
+
 # -- steps a later schema may take: rename, drop, backfill ----------------------------------------
 
 
 @migration()
-def m007_notes(m: Migrator) -> None:
+def m008_notes(m: Migrator) -> None:
     """notes, a table no view has, to reshape"""
     m.create_table(
         "notes",
@@ -442,7 +507,7 @@ def m007_notes(m: Migrator) -> None:
 
 
 @migration()
-def m008_notes_reshaped(m: Migrator) -> None:
+def m009_notes_reshaped(m: Migrator) -> None:
     """body renamed text, kind renamed category (an indexed column), draft dropped, and a new
     column filled from the rows"""
     m.rename_column("notes", "body", "text")
@@ -461,10 +526,10 @@ def test_columns_are_renamed_dropped_and_backfilled_on_an_indexed_table(tmp_path
     them back on the renamed column, as PostgreSQL keeps them."""
     with duckdb.connect(str(tmp_path / "index.duckdb")) as con:
         migrations.upgrade(con)
-        migrations.upgrade(con, (*migrations.MIGRATIONS, m007_notes))
+        migrations.upgrade(con, (*migrations.MIGRATIONS, m008_notes))
         con.executemany("INSERT INTO notes VALUES (?, ?, ?, ?, ?)", NOTES)
-        done = migrations.upgrade(con, (*migrations.MIGRATIONS, m007_notes, m008_notes_reshaped))
-        assert (done.from_version, done.to_version) == (7, 8)
+        done = migrations.upgrade(con, (*migrations.MIGRATIONS, m008_notes, m009_notes_reshaped))
+        assert (done.from_version, done.to_version) == (8, 9)
         notes = _duckdb_shape(con)["notes"]
         assert list(notes["columns"]) == ["note_id", "doc_id", "text", "category", "chars"]
         assert notes["indexes"] == {"idx_notes_doc_id": "[doc_id]", "idx_notes_kind": "[category]"}
@@ -514,7 +579,7 @@ def test_a_store_of_the_oldest_schema_upgrades_to_a_new_stores_schema(pg_server)
     with psycopg.connect(url) as con:
         before = {q: con.execute(q).fetchall() for q in (rows, "SELECT * FROM pages")}
         boxes = con.execute("SELECT section_id, boxes FROM sections").fetchall()
-        assert not ensure_schema(con)  # version 6 needs no re-index: no document lacked it
+        assert not ensure_schema(con)  # versions 6 and 7 need no re-index
     with psycopg.connect(url) as con:
         assert _pg_shape(con) == _new_pg_shape(pg_server)
         for query, found in before.items():
@@ -526,8 +591,52 @@ def test_a_store_of_the_oldest_schema_upgrades_to_a_new_stores_schema(pg_server)
             f"SELECT value FROM {schema.META_TABLE} WHERE key = 'schema_version'"
         ).fetchone()
         assert int(version[0]) == SCHEMA_VERSION
-        with pytest.raises(migrations.SchemaTooNewError, match="store schema version 6"):
-            ensure_schema(con, migrations.MIGRATIONS[:5])
+        with pytest.raises(migrations.SchemaTooNewError, match="store schema version 7"):
+            ensure_schema(con, migrations.MIGRATIONS[:6])
+
+
+def test_a_store_of_version_6_gets_todays_entity_and_relation_ids(pg_server) -> None:
+    """The store's rows and its entries' keys, in the migration's transaction."""
+    psycopg = pytest.importorskip("psycopg")
+    from docsym.storage.postgres.schema_setup import ensure_schema
+
+    url = new_database(pg_server, "migrate_ids")
+    with psycopg.connect(url) as con:
+        ensure_schema(con)
+        con.execute(
+            "INSERT INTO entities (entity_id, doc_id, name) VALUES "
+            "('0a1b2c3d4e5f6071-ent0', '0a1b2c3d4e5f6071', 'DPR'), "
+            "('0a1b2c3d4e5f6071-ent1', '0a1b2c3d4e5f6071', 'BM25')"
+        )
+        con.execute(
+            "INSERT INTO relations (relation_id, doc_id, source_id, target_id, relation) VALUES "
+            "('0a1b2c3d4e5f6071-rel0', '0a1b2c3d4e5f6071', '0a1b2c3d4e5f6071-ent0', "
+            "'0a1b2c3d4e5f6071-ent1', 'co_occurs')"
+        )
+        con.execute(
+            "INSERT INTO entity_links (link_id, entity_id, node_id, doc_id) VALUES "
+            "('0a1b2c3d4e5f6071-ent1-n3', '0a1b2c3d4e5f6071-ent1', '0a1b2c3d4e5f6071-n3', "
+            "'0a1b2c3d4e5f6071')"
+        )
+        con.execute(
+            "INSERT INTO entries (table_name, column_name, primary_key, doc_id, text, keyword, "
+            "tsv, length) VALUES ('entities', 'name', '0a1b2c3d4e5f6071-ent1', "
+            "'0a1b2c3d4e5f6071', 'BM25', false, ''::tsvector, 0)"
+        )
+        today = _graph_ids(con)
+        _make_ids_old(con)
+        con.execute(
+            "UPDATE entries SET primary_key = replace(primary_key, '-ent', '-e') "
+            "WHERE table_name = 'entities'"
+        )
+        con.commit()
+        assert _graph_ids(con) != today
+        version = con.execute("SELECT version FROM store_state").fetchone()[0]
+        assert not ensure_schema(con)
+        assert _graph_ids(con) == today
+        keys = con.execute("SELECT primary_key FROM entries WHERE table_name = 'entities'")
+        assert keys.fetchall() == [("0a1b2c3d4e5f6071-ent1",)]
+        assert con.execute("SELECT version FROM store_state").fetchone()[0] == version + 1
 
 
 def test_the_migrations_alone_build_todays_store_schema(pg_server) -> None:
@@ -548,9 +657,9 @@ def test_store_columns_are_renamed_dropped_and_backfilled(pg_server) -> None:
 
     with psycopg.connect(new_database(pg_server, "migrate_reshape")) as con:
         ensure_schema(con)
-        ensure_schema(con, (*migrations.MIGRATIONS, m007_notes))
+        ensure_schema(con, (*migrations.MIGRATIONS, m008_notes))
         con.cursor().executemany("INSERT INTO notes VALUES (%s, %s, %s, %s, %s)", NOTES)
-        ensure_schema(con, (*migrations.MIGRATIONS, m007_notes, m008_notes_reshaped))
+        ensure_schema(con, (*migrations.MIGRATIONS, m008_notes, m009_notes_reshaped))
         notes = _pg_shape(con)["notes"]
         assert list(notes["columns"]) == ["note_id", "doc_id", "text", "category", "chars"]
         assert notes["indexes"]["idx_notes_kind"].endswith("(category)")

@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field
 from docsym.language.numbers import stated_quantities
 from docsym.language.terms import words_of
 from docsym.storage.boxes import Box, union
+from docsym.storage.ids import table_row_id
 from docsym.storage.schema import table
 from docsym.storage.store import Store
 from docsym.tools.question import Question, Term, term_weights
@@ -409,7 +410,7 @@ def _table_rows(con, tables: list[_Table]) -> list[tuple[_Table, Unit]]:
         labels = {path for cell in group for path in cell[4:6]}
         words = words_of(text).union(captions[table_id], *map(words_of, labels))
         bbox = list(box) if box else None
-        found = Unit(f"{table_id}-r{row}", text, pages[table_id], bbox, table_id, words)
+        found = Unit(table_row_id(table_id, row), text, pages[table_id], bbox, table_id, words)
         rows.setdefault(table_id, []).append(found)
     return [(t, u) for t in tables for u in rows.get(t.table_id, [])]
 

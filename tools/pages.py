@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field
 
 from docsym.storage.file_names import original_path, readable
+from docsym.storage.ids import table_row_sql
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.results import ToolResult
@@ -120,7 +121,8 @@ def view_page(
         )
 
 
-# Rows with an id and a box on a page; a table row is '<table_id>-r<row>', all its cells.
+# Rows with an id and a box on a page; a table row (storage/ids.py's table_row_id) is all its
+# cells.
 _BOXES = """
     SELECT sentence_id, page_number, bbox FROM sentences WHERE sentence_id = ANY($ids)
     UNION ALL SELECT cell_id, page_number, bbox FROM table_cells WHERE cell_id = ANY($ids)
@@ -131,10 +133,10 @@ _BOXES = """
         WHERE equation_id = ANY($ids)
     UNION ALL SELECT summary_id, page_number, bbox FROM table_summaries
         WHERE summary_id = ANY($ids)
-    UNION ALL SELECT table_id || '-r' || row, any_value(page_number),
+    UNION ALL SELECT {row_id}, any_value(page_number),
         ARRAY[min(bbox[1]), min(bbox[2]), max(bbox[3]), max(bbox[4])]
-        FROM table_cells WHERE table_id || '-r' || row = ANY($ids) GROUP BY table_id, row
-"""
+        FROM table_cells WHERE {row_id} = ANY($ids) GROUP BY table_id, row
+""".format(row_id=table_row_sql("table_id", "row"))
 
 
 def boxes_of(

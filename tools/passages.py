@@ -10,11 +10,11 @@ continue.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
+from docsym.storage.ids import parse
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.results import ToolResult, markdown_table, page_citation, page_labels, with_note
@@ -23,8 +23,7 @@ from docsym.tools.spec import Arguments, ToolSpec
 MAX_NEIGHBOURS = 5
 MAX_CHARS = 12_000
 DEFAULT_CHARS = 4_000
-_ID = re.compile(r"^(?P<doc>[0-9a-f]{16})-(?P<kind>[cspx])(?P<n>\d{1,9})$")
-_KINDS = {"c": "chunk", "s": "section", "p": "page", "x": "sentence"}
+_KINDS = ("chunk", "section", "page", "sentence")
 # Sentences of units of each kind, by document and the unit's range of ordinals (or pages).
 _SENTENCES = {
     "chunk": "JOIN chunks u ON u.chunk_id = s.chunk_id WHERE s.doc_id = ? AND u.ordinal "
@@ -74,8 +73,8 @@ class Passage(ToolResult):
 def read_passage(
     store: Store, id: str, before: int = 0, after: int = 0, max_chars: int = DEFAULT_CHARS
 ) -> Passage:
-    found = _ID.match(id.strip()) if isinstance(id, str) else None
-    if found is None:
+    found = parse(id.strip()) if isinstance(id, str) else None
+    if found is None or found.kind.name not in _KINDS:
         raise ToolError(
             f"id {id[:80]!r} is not a passage id: give a chunk ('<doc_id>-c12'), section "
             "('<doc_id>-s3'), page ('<doc_id>-p5') or sentence ('<doc_id>-x40') id, e.g. the "
@@ -86,7 +85,7 @@ def read_passage(
             raise ToolError(f"{name} must be between 0 and {top}, got {value}")
     if not 200 <= max_chars <= MAX_CHARS:
         raise ToolError(f"max_chars must be between 200 and {MAX_CHARS}, got {max_chars}")
-    doc_id, kind = found["doc"], _KINDS[found["kind"]]
+    doc_id, kind = found.doc_id, found.kind.name
     con = store.sql()
     position = _position(con, kind, doc_id, id)
     first, last = max(0, position - before), position + after

@@ -11,6 +11,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
+from docsym.storage import ids
 from docsym.storage.schema import NODE_TYPES
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
@@ -169,7 +170,7 @@ def resolve_root(con, doc_id: str, section: str | None, node_id: str | None) -> 
             raise NotFoundError(f"no tree node {node_id!r} in {doc_id}; see get_outline")
         return found[0]
     if not section:
-        return f"{doc_id}-n0"
+        return ids.node_id(doc_id, 0)
     found = con.execute(
         """
         SELECT n.node_id FROM sections s
@@ -224,8 +225,8 @@ def fill_from_views(store: Store, nodes: list[SubtreeNode]) -> None:
         for node in group:
             node.text, node.bbox = found.get(node.ref_id, (None, None))
     labels = page_labels(store)
-    for node in nodes:  # node ids are '<doc_id>-n<k>'
-        node.page_label = labels.get((node.node_id.rsplit("-n", 1)[0], node.page_start))
+    for node in nodes:
+        node.page_label = labels.get((ids.doc_id_of(node.node_id), node.page_start))
 
 
 DocId = Annotated[str, Field(description="From list_documents.", max_length=64)]

@@ -37,6 +37,17 @@ class PostgresMigrator(migrations.Migrator):
     ) -> None:
         super().create_table(table, columns, ddl.indexed_columns(columns, indexes))
 
+    def rekey_entries(self, table: str, expression: str) -> None:
+        """The store's entries (absent in a store whose vector side is not made yet), and a
+        move of its version, so servers rebuild what they derived from the old keys."""
+        if self.con.execute("SELECT to_regclass(%s)", [ddl.ENTRIES]).fetchone()[0] is None:
+            return
+        self.run(
+            f"UPDATE {ddl.ENTRIES} SET primary_key = {expression} WHERE table_name = '{table}'"
+        )
+        if self.con.execute("SELECT to_regclass('store_state')").fetchone()[0] is not None:
+            self.run("UPDATE store_state SET version = version + 1")
+
 
 def ensure_schema(
     con: psycopg.Connection, known: tuple[migrations.Migration, ...] = migrations.MIGRATIONS
