@@ -13,10 +13,10 @@ from docsym import __version__
 from docsym.client_config import CLIENTS, DEFAULT_URL
 from docsym.indexer.errors import WorkerSetupError
 from docsym.output import err, print_json, print_table, print_text
-from docsym.storage.extras import MissingExtra
+from docsym.runtime.extras import MissingExtra
+from docsym.runtime.settings import SettingsError, get_settings, reload_settings, settings_table
 from docsym.storage.file_names import readable
 from docsym.storage.paths import IndexNotFoundError, IndexPaths, is_store_url, resolve_index_dir
-from docsym.storage.settings import SettingsError, get_settings, reload_settings, settings_table
 
 
 def main(argv: list[str] | None = None) -> int:

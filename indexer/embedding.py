@@ -17,7 +17,7 @@ from collections import defaultdict
 import numpy as np
 
 from docsym.indexer.chunking import TextUnit, chunk_units, count_tokens
-from docsym.storage.encoder import MAX_TOKENS, Encoder
+from docsym.models.encoder import MAX_TOKENS, Encoder
 from docsym.storage.rows import DocumentRows, Table
 from docsym.storage.schema import ChunkRow, PageRow, encodable_columns, table
 from docsym.storage.vectors import Entry

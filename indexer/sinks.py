@@ -19,10 +19,11 @@ from typing import Literal
 
 import numpy as np
 
+from docsym.models.encoder import collection_name
+from docsym.runtime.settings import get_settings
 from docsym.storage.paths import IndexPaths, is_store_url
 from docsym.storage.rows import DocumentRows
-from docsym.storage.settings import get_settings
-from docsym.storage.vectors import Entry, VectorStore, collection_name
+from docsym.storage.vectors import Entry, VectorStore
 from docsym.storage.writer import IndexWriter
 
 Claim = Literal["mine", "busy", "done"]

@@ -18,11 +18,11 @@ import apsw
 import numpy as np
 
 from docsym.language.terms import search_words
+from docsym.runtime.settings import get_settings
 from docsym.storage import generations
 from docsym.storage.bm25_search import Bm25Search
 from docsym.storage.paths import IndexNotFoundError, IndexPaths
 from docsym.storage.reader import IndexReader
-from docsym.storage.settings import get_settings
 from docsym.storage.sql_pool import SqlLimits, SqlPool, SqlRows
 from docsym.storage.store import EntryRow, Store
 from docsym.storage.vector_index import VectorIndex, load_from_sqlite

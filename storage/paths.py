@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from docsym.storage.settings import get_settings
+from docsym.runtime.settings import get_settings
 
 STORE_SCHEMES = ("postgresql://", "postgres://")
 

@@ -21,7 +21,7 @@ needs_corpus = pytest.mark.skipif(
 def settings(monkeypatch: pytest.MonkeyPatch):
     """Set DOCSYM_* variables for one test, e.g. ``settings(sql_seconds=1)``; the settings are
     read again as it sets them and after it."""
-    from docsym.storage.settings import reload_settings
+    from docsym.runtime.settings import reload_settings
 
     def set_(**values: object) -> None:
         for name, value in values.items():

