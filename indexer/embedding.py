@@ -1,4 +1,4 @@
-"""Turn a document's view rows into vector-store entries and embed them with one encoder pass.
+"""Turn a document's view rows into search entries and embed them with one encoder pass.
 
 What is embedded, and how (the encoder is the slowest part of indexing, ~30 chunks/s here):
 - chunk text, titles, captions, summaries, equations and references are encoded directly, each

@@ -38,14 +38,19 @@ class Settings(BaseSettings):
         default=Path(".docsym"),
         description="Index directory used when a command gets no --index.",
     )
+    postgres: str | None = Field(
+        default=None,
+        description="A PostgreSQL database (postgresql://user@host/db) that every command uses "
+        "as its store instead of the index directory when it gets no --index or --postgres.",
+    )
     store: str | None = Field(
         default=None,
-        description="A shared PostgreSQL store (postgresql://user@host/db) that `docsym index` "
-        "and `docsym serve` use instead of the index directory when they get no --store.",
+        description="The older name of DOCSYM_POSTGRES, still read (scripts and client configs "
+        "set it); DOCSYM_POSTGRES wins when both are set.",
     )
     pg_reader_password: SecretStr | None = Field(
         default=None,
-        description="Shared store: password of the read-only role (docsym_reader) that runs "
+        description="PostgreSQL store: password of the read-only role (docsym_reader) that runs "
         "client SQL; none where the server trusts local connections.",
     )
     publish_seconds: float = Field(
@@ -225,6 +230,12 @@ class Settings(BaseSettings):
 
 class SettingsError(ValueError):
     """A DOCSYM_* variable holds a value docsym cannot use; the message names it."""
+
+
+def postgres_url(settings: Settings) -> str | None:
+    """The PostgreSQL URL the settings name: ``DOCSYM_POSTGRES``, else its older name
+    ``DOCSYM_STORE``, else None."""
+    return settings.postgres or settings.store
 
 
 @lru_cache(maxsize=1)

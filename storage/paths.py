@@ -1,5 +1,5 @@
-"""Where an index lives: one directory holding the DuckDB file and the vector store, or a
-shared PostgreSQL store named by its URL."""
+"""Where an index lives: one directory holding the DuckDB file and the vector file
+(``vectors.sqlite``), or a PostgreSQL database named by its URL."""
 
 from __future__ import annotations
 

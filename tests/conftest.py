@@ -135,7 +135,7 @@ def new_database(server, name: str) -> str:
 
 @pytest.fixture(scope="session")
 def pg_sample_store(pg_server) -> str:
-    """The bundled sample documents indexed into a shared store; its URL. Read-only for tests."""
+    """The bundled sample documents indexed into a PostgreSQL store; its URL. Read-only."""
     from docsym.demo import SAMPLES
     from docsym.indexer.pipeline import index_paths
 

@@ -54,6 +54,26 @@ def test_cli_prints_the_settings_and_refuses_a_bad_one(
     assert "DOCSYM_PUBLISH_SECONDS" in error and "Traceback" not in error
 
 
+def test_postgres_is_named_by_either_spelling(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--postgres and $DOCSYM_POSTGRES, and their older names --store and $DOCSYM_STORE that
+    users' scripts and client configurations still use, all name the PostgreSQL database."""
+    monkeypatch.delenv("DOCSYM_POSTGRES", raising=False)
+    monkeypatch.delenv("DOCSYM_STORE", raising=False)
+
+    def refused(*argv: str) -> str:
+        with pytest.raises(SystemExit) as exc:
+            main(["status", *argv])
+        return str(exc.value.code)
+
+    assert "got 'new'" in refused("--postgres", "new")
+    assert "got 'old'" in refused("--store", "old")
+    monkeypatch.setenv("DOCSYM_STORE", "old")
+    assert "got 'old'" in refused()
+    monkeypatch.setenv("DOCSYM_POSTGRES", "new")
+    assert "got 'new'" in refused()
+    assert "got 'given'" in refused("--store", "given")
+
+
 def test_a_feature_without_its_extra_names_the_install_that_adds_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

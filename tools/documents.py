@@ -19,7 +19,7 @@ MAX_COMPLETIONS = 100  # MCP caps a completion at 100 values
 
 
 class IndexStatus(BaseModel):
-    index: str  # the index directory, or the shared store's URL without its password
+    index: str  # the index directory, or the PostgreSQL store's URL without its password
     row_counts: dict[str, int]
 
 

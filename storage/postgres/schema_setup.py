@@ -1,4 +1,4 @@
-"""Create or upgrade the shared store's schema, once, whoever connects first.
+"""Create or upgrade the PostgreSQL store's schema, once, whoever connects first.
 
 Several indexers may start at once on an empty database; a transaction-level advisory lock makes
 one of them create the schema while the others wait, then find it there. A new store is created

@@ -80,7 +80,7 @@ class PostgresStore(Store):
         if found is None:
             self._pool.close()
             raise IndexNotFoundError(
-                f"no docsym store at {self.location}: run `docsym index PATH --store URL`"
+                f"no docsym store at {self.location}: run `docsym index PATH --postgres URL`"
             )
         self._client_pool: ConnectionPool | None = None
         self._lock = threading.Lock()
