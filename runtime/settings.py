@@ -40,8 +40,8 @@ class Settings(BaseSettings):
     )
     postgres: str | None = Field(
         default=None,
-        description="A PostgreSQL database (postgresql://user@host/db) that every command uses "
-        "as its store instead of the index directory when it gets no --index or --postgres.",
+        description="A PostgreSQL database (postgresql://user@host/db) that commands use as "
+        "their store, instead of an index directory, when given neither --index nor --postgres.",
     )
     store: str | None = Field(
         default=None,
