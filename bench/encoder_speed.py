@@ -153,7 +153,7 @@ def torch_variants(model_dir: Path) -> dict[str, Encode]:
 
 
 def onnx_variants(model_dir: Path, cache_dir: Path) -> dict[str, Encode]:
-    from docsym.storage.onnx_encoder import OnnxEncoder, inference_session
+    from docsym.models.onnx_encoder import OnnxEncoder, inference_session
 
     # Plain ONNX ops before ORT's BERT fusions show what the fused ops are worth.
     raw_path = cache_dir / "unfused-fp32.onnx"

@@ -26,8 +26,8 @@ from docsym.indexer.graph import build_graph  # noqa: E402
 from docsym.indexer.pdf.parser import parse_pdf  # noqa: E402
 from docsym.indexer.summaries import summarise_document  # noqa: E402
 from docsym.indexer.views import FileFacts, build_rows  # noqa: E402
+from docsym.models.encoder import get_encoder  # noqa: E402
 from docsym.storage.backends import open_store  # noqa: E402
-from docsym.storage.encoder import get_encoder  # noqa: E402
 from docsym.storage.schema import EntityRow, RelationRow  # noqa: E402
 from docsym.storage.store import Store  # noqa: E402
 from docsym.tools.graph import build_entity_graph  # noqa: E402

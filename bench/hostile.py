@@ -45,7 +45,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.mcp_latency import QUESTIONS  # noqa: E402
 from bench.stats import percentile  # noqa: E402
-from docsym.storage.settings import get_settings  # noqa: E402
+from docsym.runtime.settings import get_settings  # noqa: E402
 from tests.hostile_cases import (  # noqa: E402
     HUGE_STRING_SQL,
     SLOW_SQL,

@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.hostile import Server, mb, start_server  # noqa: E402
-from docsym.storage.settings import get_settings  # noqa: E402
+from docsym.runtime.settings import get_settings  # noqa: E402
 from tests.test_mcp_http import INITIALIZE, JSON_RPC_HEADERS  # noqa: E402
 
 OTHER_CLIENT = "127.0.0.2"

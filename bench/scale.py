@@ -65,7 +65,7 @@ def main() -> None:
         where = (
             ["--index", str(work / f"index-{n}")]
             if kind == "directory"
-            else ["--store", _database(url, f"scale{n}")]
+            else ["--postgres", _database(url, f"scale{n}")]
         )
         pages, seconds = _index(papers, where, workers, threads, dask)
         rate = pages / seconds

@@ -1,4 +1,4 @@
-"""Search on the shared store as it grows: hybrid_search and filtered vector_search latency, and
+"""Search on the PostgreSQL store as it grows: hybrid_search and filtered vector_search latency, and
 HNSW recall@10 against exact search, at a given number of entries.
 
     python bench/search_scale.py [--entries 100000] [--copies mix|noise] [--noise 0.02]

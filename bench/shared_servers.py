@@ -1,4 +1,4 @@
-"""Stateless servers: two `docsym serve --transport http --store URL` processes answer from one
+"""Stateless servers: two `docsym serve --transport http --postgres URL` processes answer from one
 PostgreSQL store while 20 MCP clients call them at once, 25 calls each.
 
     python bench/shared_servers.py [--url postgresql://...] [--clients 20] [--calls 25]
@@ -66,7 +66,7 @@ def main() -> None:
                 "serve",
                 "--transport",
                 "http",
-                "--store",
+                "--postgres",
                 url,
                 "--port",
                 str(port),

@@ -1,4 +1,4 @@
-"""The same corpus on both backends: do the index directory and the shared store answer alike?
+"""The same corpus on both backends: do the index directory and the PostgreSQL store answer alike?
 
     python bench/store_parity.py [--url postgresql://...] [--index DIR]
 

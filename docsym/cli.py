@@ -13,10 +13,16 @@ from docsym import __version__
 from docsym.client_config import CLIENTS, DEFAULT_URL
 from docsym.indexer.errors import WorkerSetupError
 from docsym.output import err, print_json, print_table, print_text
-from docsym.storage.extras import MissingExtra
+from docsym.runtime.extras import MissingExtra
+from docsym.runtime.settings import (
+    SettingsError,
+    get_settings,
+    postgres_url,
+    reload_settings,
+    settings_table,
+)
 from docsym.storage.file_names import readable
 from docsym.storage.paths import IndexNotFoundError, IndexPaths, is_store_url, resolve_index_dir
-from docsym.storage.settings import SettingsError, get_settings, reload_settings, settings_table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(title="commands")
 
     def where(p: argparse.ArgumentParser) -> None:
-        """--index DIR or --store URL: the index a command works on."""
+        """--index DIR or --postgres URL (--store, its older name, still works): the store a
+        command works on."""
         group = p.add_mutually_exclusive_group()
         group.add_argument(
             "--index",
@@ -68,10 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
             help="index directory (default: $DOCSYM_INDEX or ./.docsym)",
         )
         group.add_argument(
+            "--postgres",
             "--store",
+            dest="postgres",
             default=None,
             metavar="URL",
-            help="shared PostgreSQL store, postgresql://user@host/db (or $DOCSYM_STORE)",
+            help="PostgreSQL database to use instead of an index directory, "
+            "postgresql://user@host/db (or $DOCSYM_POSTGRES); --store and $DOCSYM_STORE, "
+            "the older names, still work",
         )
 
     p = sub.add_parser("index", help="index the documents under the given files or folders")
@@ -180,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the tree and plan as JSON")
     p.set_defaults(run=_cmd_compile)
 
-    p = sub.add_parser("check", help="check the vector store matches the database")
+    p = sub.add_parser("check", help="check the search entries match the database")
     where(p)
     p.set_defaults(run=_cmd_check)
 
@@ -567,11 +578,15 @@ def _secret(value) -> str | None:
 
 
 def _target(args: argparse.Namespace) -> Path | str:
-    """The store named by --store or $DOCSYM_STORE, else the index directory."""
-    url = args.store or (None if args.index_dir else get_settings().store)
+    """The PostgreSQL database named by --postgres (or --store) or $DOCSYM_POSTGRES (or
+    $DOCSYM_STORE), else the index directory."""
+    url = args.postgres or (None if args.index_dir else postgres_url(get_settings()))
     if url:
         if not is_store_url(url):
-            raise SystemExit(f"docsym: --store takes a postgresql:// URL, got {url!r}")
+            raise SystemExit(
+                "docsym: --postgres (--store) and $DOCSYM_POSTGRES ($DOCSYM_STORE) take a "
+                f"postgresql:// URL, got {url!r}"
+            )
         return url
     return resolve_index_dir(args.index_dir)
 

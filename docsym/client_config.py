@@ -64,8 +64,8 @@ def docsym_command() -> list[str]:
 
 
 def serve_command(target: Path | str) -> list[str]:
-    """``docsym serve`` over stdio for an index directory or a shared store's URL."""
-    where = ["--index", str(target)] if isinstance(target, Path) else ["--store", target]
+    """``docsym serve`` over stdio for an index directory or a PostgreSQL database's URL."""
+    where = ["--index", str(target)] if isinstance(target, Path) else ["--postgres", target]
     return [*docsym_command(), "serve", *where]
 
 

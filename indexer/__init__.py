@@ -1,4 +1,4 @@
-"""Documents in, view rows and vector-store entries out (see docs/ARCHITECTURE.md)."""
+"""Documents in, view rows and search entries out (see docs/ARCHITECTURE.md)."""
 
 import sys
 

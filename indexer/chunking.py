@@ -18,7 +18,7 @@ from tokenizers import Tokenizer
 
 from docsym.indexer.model import BBox
 from docsym.language.sentences import split_sentences
-from docsym.storage.encoder import default_model_dir
+from docsym.models.encoder import default_model_dir
 
 MAX_TOKENS = 256  # the model's window, [CLS] and [SEP] included
 TARGET_TOKENS = 200  # leave room so a chunk is a few sentences, not a wall

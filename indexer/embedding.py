@@ -1,4 +1,4 @@
-"""Turn a document's view rows into vector-store entries and embed them with one encoder pass.
+"""Turn a document's view rows into search entries and embed them with one encoder pass.
 
 What is embedded, and how (the encoder is the slowest part of indexing, ~30 chunks/s here):
 - chunk text, titles, captions, summaries, equations and references are encoded directly, each
@@ -17,7 +17,7 @@ from collections import defaultdict
 import numpy as np
 
 from docsym.indexer.chunking import TextUnit, chunk_units, count_tokens
-from docsym.storage.encoder import MAX_TOKENS, Encoder
+from docsym.models.encoder import MAX_TOKENS, Encoder
 from docsym.storage.rows import DocumentRows, Table
 from docsym.storage.schema import ChunkRow, PageRow, encodable_columns, table
 from docsym.storage.vectors import Entry

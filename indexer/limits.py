@@ -43,7 +43,7 @@ class FileLimits:
 
     @classmethod
     def from_settings(cls) -> FileLimits:
-        from docsym.storage.settings import get_settings
+        from docsym.runtime.settings import get_settings
 
         s = get_settings()
         return cls(dict(s.max_file_mb), s.max_sheet_cells, s.max_nesting, s.max_page_points)

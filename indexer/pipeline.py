@@ -23,10 +23,10 @@ from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
 from docsym.indexer.progress import PageCount, PageMeter
 from docsym.indexer.sinks import Sink, SinkBroken, ocr_cache_path, open_sink
 from docsym.indexer.workers import Step, WorkerPool, budget_from_settings
-from docsym.storage.extras import require
+from docsym.runtime.extras import require
+from docsym.runtime.process_limits import give_back_free_memory
+from docsym.runtime.settings import OcrMode, get_settings
 from docsym.storage.file_names import readable
-from docsym.storage.process_limits import give_back_free_memory
-from docsym.storage.settings import OcrMode, get_settings
 
 log = logging.getLogger(__name__)
 

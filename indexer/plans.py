@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docsym.indexer.limits import FileLimits
-from docsym.storage.settings import OcrMode
+from docsym.runtime.settings import OcrMode
 
 if TYPE_CHECKING:
     import numpy as np

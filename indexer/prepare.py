@@ -25,8 +25,8 @@ from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
 from docsym.indexer.progress import Beat, PagesRead, ReportingEncoder, ReportingSummariser
 from docsym.indexer.summaries import LlmSummariser, summarise_document, summariser_from_settings
 from docsym.indexer.views import FileFacts, build_rows
-from docsym.storage.encoder import Encoder, get_encoder
-from docsym.storage.settings import get_settings
+from docsym.models.encoder import Encoder, get_encoder
+from docsym.runtime.settings import get_settings
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from docsym.storage.encoder import BATCH, Encoder
+from docsym.models.encoder import BATCH, Encoder
 
 # Texts encoded between two reports: 4 batches, at most ~3 s of encoding (64 texts of 256 word
 # pieces at 5,850 pieces/s), so the progress bar moves while a long document is encoded (16

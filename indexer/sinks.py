@@ -19,11 +19,12 @@ from typing import Literal
 
 import numpy as np
 
+from docsym.models.encoder import collection_name
+from docsym.runtime.settings import get_settings
 from docsym.storage import ids
 from docsym.storage.paths import IndexPaths, is_store_url
 from docsym.storage.rows import DocumentRows
-from docsym.storage.settings import get_settings
-from docsym.storage.vectors import Entry, VectorStore, collection_name
+from docsym.storage.vectors import Entry, VectorStore
 from docsym.storage.writer import IndexWriter
 
 Claim = Literal["mine", "busy", "done"]
@@ -121,7 +122,7 @@ class DirectorySink(Sink):
         self.model_name = model_name
         self.collection = collection_name(model_name)
         self._broken: str | None = None
-        # The vector store is told each publish, so readers see that generation's entries.
+        # The vector file is told each publish, so readers see that generation's entries.
         self.vectors = VectorStore(IndexPaths(root).vectors)
         try:
             self.writer = IndexWriter(root, get_settings().publish_seconds, self.vectors.published)
@@ -135,7 +136,7 @@ class DirectorySink(Sink):
         return self.writer.documents_by_path()
 
     def stale(self) -> set[str]:
-        """Undo what a killed run wrote to the vector store after the last publish, drop
+        """Undo what a killed run wrote to the vector file after the last publish, drop
         entries of documents the database lacks; return the documents whose vectors are
         missing, so they get indexed again."""
         self.vectors.discard_unpublished(self.writer.published)
@@ -164,7 +165,7 @@ class DirectorySink(Sink):
                 rows_committed = True
         except BaseException as exc:
             if rows_committed:
-                self._broken = f"the vector store failed to commit a document: {exc}"
+                self._broken = f"the vector file failed to commit a document: {exc}"
                 raise SinkBroken(self._broken) from exc
             raise
         self.writer.publish_if_due()

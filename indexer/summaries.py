@@ -24,8 +24,8 @@ from docsym.indexer.model import Figure, ParsedDocument, Table
 from docsym.language.labels import HEADER_PATH_SEP
 from docsym.language.sentences import split_sentences
 from docsym.language.terms import content_words
-from docsym.storage.llm import ChatClient, LlmError, chat_client
-from docsym.storage.settings import Settings
+from docsym.models.llm import ChatClient, LlmError, chat_client
+from docsym.runtime.settings import Settings
 
 PAGE_SENTENCES, PAGE_CHARS = 3, 600
 SECTION_SENTENCES, SECTION_CHARS = 3, 600

@@ -40,7 +40,7 @@ from docsym.indexer.progress import Beat
 
 if TYPE_CHECKING:
     from docsym.indexer.prepare import WorkerState
-from docsym.storage.process_limits import (
+from docsym.runtime.process_limits import (
     cap_address_space,
     die_with_parent,
     give_back_free_memory,
@@ -336,7 +336,7 @@ def _kill_group(process: multiprocessing.process.BaseProcess) -> None:
 
 
 def budget_from_settings() -> Budget:
-    from docsym.storage.settings import get_settings
+    from docsym.runtime.settings import get_settings
 
     s = get_settings()
     return Budget(s.index_stall_seconds, s.index_memory_mb)

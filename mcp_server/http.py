@@ -40,7 +40,7 @@ from docsym.mcp_server.http_limits import (
     request_deadline_protocol,
 )
 from docsym.mcp_server.server import build_server, tune_garbage_collection
-from docsym.storage.settings import get_settings
+from docsym.runtime.settings import get_settings
 
 log = logging.getLogger("docsym.mcp.http")
 

@@ -51,11 +51,11 @@ from mcp.types import (
 )
 from pydantic import ValidationError
 
+from docsym.models.encoder import query_encoder
+from docsym.runtime.bounds import MAX_MESSAGE_CHARS, echo, scrub
 from docsym.storage.backends import open_store
-from docsym.storage.encoder import query_encoder
 from docsym.storage.paths import IndexNotFoundError
 from docsym.storage.store import Store
-from docsym.storage.values import MAX_MESSAGE_CHARS, echo, scrub
 from docsym.tools import documents, guide, outline, query_plans
 from docsym.tools.errors import ToolError
 from docsym.tools.registry import TOOLS, tool

@@ -29,7 +29,7 @@ _ROW_COUNT = "docsym_bm25_rows"  # an FTS5 function: the rows bm25() counts as N
 
 
 class Bm25Search:
-    """BM25 searches on one read-only connection to a vector store (not thread-safe)."""
+    """BM25 searches on one read-only connection to a vector file (not thread-safe)."""
 
     def __init__(self, con: apsw.Connection) -> None:
         self.con = con

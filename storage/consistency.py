@@ -1,4 +1,4 @@
-"""Check that the vector store holds exactly one entry per non-empty encodable cell.
+"""Check that a store holds exactly one search entry per non-empty encodable cell.
 
 Only the entries a reader sees are compared (those of the published generation); entries a
 killed index run left past it are counted apart, as ``unpublished``, and are not an error: no
@@ -18,8 +18,8 @@ class Consistency(BaseModel):
     entries: int
     missing_count: int
     orphan_count: int
-    missing: list[str]  # sample of "table.column:pk" in the database, not in the vector store
-    orphans: list[str]  # sample of entries in the vector store, not in the database
+    missing: list[str]  # sample of "table.column:pk" in the database, not among the entries
+    orphans: list[str]  # sample of entries not in the database
     collections: dict[str, int]  # collection -> entries lacking from it
     unpublished: int = 0  # entries written after the published generation (hidden)
 

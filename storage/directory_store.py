@@ -18,11 +18,11 @@ import apsw
 import numpy as np
 
 from docsym.language.terms import search_words
+from docsym.runtime.settings import get_settings
 from docsym.storage import generations
 from docsym.storage.bm25_search import Bm25Search
 from docsym.storage.paths import IndexNotFoundError, IndexPaths
 from docsym.storage.reader import IndexReader
-from docsym.storage.settings import get_settings
 from docsym.storage.sql_pool import SqlLimits, SqlPool, SqlRows
 from docsym.storage.store import EntryRow, Store
 from docsym.storage.vector_index import VectorIndex, load_from_sqlite
@@ -45,7 +45,7 @@ class DirectoryStore(Store):
         self._fts_lock = threading.Lock()
         self._fts: Bm25Search | None = None
         self._fts_identity: tuple[int, int] | None = None
-        self._stamped = False  # the vector store has generation stamps (schema 2)
+        self._stamped = False  # the vector file has generation stamps (schema 2)
         self._dense: dict[str, tuple[tuple[int, int], VectorIndex]] = {}
         # Entry ids matching a filter, for the vector index version they were read under:
         # hybrid_search filters every call on the same default views.
@@ -73,13 +73,13 @@ class DirectoryStore(Store):
             pool = self._sql_pool
         return pool.run(sql, limit)
 
-    # -- vectors.sqlite ----------------------------------------------------------------------
+    # -- the vector file (vectors.sqlite) ----------------------------------------------------
     def _vectors(self) -> apsw.Connection:
         try:
             st = self.paths.vectors.stat()
         except FileNotFoundError:
             raise IndexNotFoundError(
-                f"no vector store at {self.paths.vectors}: run `docsym index PATH --index "
+                f"no vector file at {self.paths.vectors}: run `docsym index PATH --index "
                 f"{self.paths.root}`"
             ) from None
         identity = (st.st_ino, st.st_dev)
@@ -118,7 +118,7 @@ class DirectoryStore(Store):
             return bm25.search(words, f"({where}) AND {visible}", params or [], limit)
 
     def _bm25(self, identity: tuple[int, int] | None) -> Bm25Search:
-        """BM25 on its own connection to the vector store file of ``identity`` (the one
+        """BM25 on its own connection to the vector file of ``identity`` (the one
         ``_vectors`` has open); called under ``_fts_lock``."""
         if self._fts is None or self._fts_identity != identity:
             if self._fts is not None:

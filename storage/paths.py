@@ -1,5 +1,5 @@
-"""Where an index lives: one directory holding the DuckDB file and the vector store, or a
-shared PostgreSQL store named by its URL."""
+"""Where an index lives: one directory holding the DuckDB file and the vector file
+(``vectors.sqlite``), or a PostgreSQL database named by its URL."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from docsym.storage.settings import get_settings
+from docsym.runtime.settings import get_settings
 
 STORE_SCHEMES = ("postgresql://", "postgres://")
 

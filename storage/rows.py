@@ -6,7 +6,7 @@ A view is a dataclass decorated with ``@view(name, description, gist)``; each fi
 - the row type the indexer builds (``ChunkRow(chunk_id=..., ...)``): keyword-only and without
   defaults, so a misspelt or missing column fails where the row is made, naming the column;
 - the ``Table``/``Column`` description that feeds the DDL of every backend, the text clients read
-  and the vector store's encodable columns (``storage/schema.py``).
+  and the encodable columns, whose cells become search entries (``storage/schema.py``).
 
 SQL types follow the Python types (str VARCHAR, int INTEGER, float DOUBLE, bool BOOLEAN,
 datetime TIMESTAMP, bytes BLOB, list[str] VARCHAR[], list[float] DOUBLE[], list[list[float]]
@@ -44,7 +44,7 @@ class Col:
 
     description: str
     primary_key: bool = False
-    encodable: bool = False  # its non-empty cells are embedded into the vector store
+    encodable: bool = False  # its non-empty cells are embedded as search entries
     # ... and also indexed for BM25. Off for short names (entities.name): thousands of
     # one-word entries would shrink BM25's average length and tilt it against long passages.
     keyword: bool = True

@@ -3,7 +3,7 @@
 Each view is a typed row class (``storage/rows.py``): the indexer builds these rows, the writer
 stores them, and from the same declarations come the DuckDB DDL (``ddl()``, with ``COMMENT ON``
 for every column), the text clients read (``describe()`` for the schema resource, ``compact()``
-for prompts) and the *encodable* columns whose cells also go into the vector store. Changes to
+for prompts) and the *encodable* columns whose cells also become search entries. Changes to
 an existing index go through numbered migrations (``storage/migrations.py``).
 
 Conventions stated once for every table:
@@ -524,7 +524,7 @@ def table(name: str) -> Table:
 
 
 def encodable_columns() -> list[tuple[str, str]]:
-    """The (table, column) pairs whose cells are embedded into the vector store."""
+    """The (table, column) pairs whose cells become search entries."""
     return [(t.name, c.name) for t in TABLES for c in t.columns if c.encodable]
 
 
@@ -595,7 +595,7 @@ def describe(dialect: str = "DuckDB") -> str:
         f"# docsym index schema ({dialect} SQL)",
         "",
         f"Conventions: page_number is 1-based; bbox is {BBOX_NOTE}. "
-        "Ids are stable across re-indexing. Columns marked [encodable] are also in the vector store.",
+        "Ids are stable across re-indexing. Columns marked [encodable] are also search entries (vector_search, hybrid_search).",
     ]
     for t in TABLES:
         lines += ["", f"## {t.name}", t.description]

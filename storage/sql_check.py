@@ -24,7 +24,7 @@ from typing import Any
 
 import duckdb
 
-from docsym.storage.values import scrub
+from docsym.runtime.bounds import scrub
 
 # Bounded before DuckDB parses anything: parse time and memory grow with the text.
 MAX_SQL_CHARS = 20_000

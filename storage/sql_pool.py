@@ -6,6 +6,12 @@ worker that does not answer within the time budget is killed, and the next state
 fresh one. At most ``workers`` statements run at once; a statement that finds them all busy
 waits ``wait`` seconds at most, then is told the server is busy, so a few hostile calls cannot
 queue up behind each other and starve the rest.
+
+This sandbox (with ``sql_check.py`` and ``sql_worker.py``) stays in ``storage/``: it is the read
+side of the store, how an index directory answers ``Store.client_sql``, and it opens the
+index with ``storage/reader.py``; the PostgreSQL store reuses its refusals and row bounds. The
+process budget itself is not storage and lives in ``runtime/process_limits.py``, which the
+indexer's workers share.
 """
 
 from __future__ import annotations

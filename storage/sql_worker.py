@@ -21,11 +21,11 @@ from typing import Any, BinaryIO
 
 import duckdb
 
+from docsym.runtime.bounds import jsonable, scrub
+from docsym.runtime.process_limits import cap_address_space, die_with_parent, resident_mb
 from docsym.storage.paths import IndexNotFoundError
-from docsym.storage.process_limits import cap_address_space, die_with_parent, resident_mb
 from docsym.storage.reader import IndexReader
 from docsym.storage.sql_check import SqlRefused, check_statement
-from docsym.storage.values import jsonable, scrub
 
 # What one reply may carry before rows are cut; the tool renders at most ~20k characters.
 MAX_REPLY_CHARS = 100_000

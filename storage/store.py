@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 
-from docsym.storage.encoder import Encoder, query_encoder
+from docsym.models.encoder import Encoder, query_encoder
 from docsym.storage.sql_pool import SqlRows
 from docsym.storage.vectors import Entry
 

@@ -55,14 +55,6 @@ def connect(path: Path, *, readonly: bool = False) -> apsw.Connection:
     return con
 
 
-def collection_name(model_name: str) -> str:
-    """Collection named after the model: 'all-MiniLM-L6-v2' -> 'minilm'."""
-    base = Path(model_name.rstrip("/")).name.lower()
-    if "minilm-l6" in base:
-        return "minilm"
-    return re.sub(r"[^a-z0-9]+", "_", base).strip("_") or "dense"
-
-
 def vec_table(collection: str) -> str:
     if not re.fullmatch(r"[a-z0-9_]+", collection):
         raise ValueError(f"bad collection name {collection!r}")

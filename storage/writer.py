@@ -6,7 +6,7 @@ document per transaction there, and *publishes* by atomically renaming a checkpo
 ``index.duckdb``. Readers (the MCP server) open the published file read-only and reopen it when
 its inode changes, so they keep answering during an index run and see new documents afterwards.
 Killing the indexer at any moment leaves the last published file intact; the next run starts
-from it. Each publish is numbered (a *generation*, recorded in the file) so the vector store can
+from it. Each publish is numbered (a *generation*, recorded in the file) so the vector file can
 show readers exactly the entries of the file they read (``storage/generations.py``). A lock file
 keeps two indexers from racing.
 """

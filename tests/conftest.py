@@ -21,7 +21,7 @@ needs_corpus = pytest.mark.skipif(
 def settings(monkeypatch: pytest.MonkeyPatch):
     """Set DOCSYM_* variables for one test, e.g. ``settings(sql_seconds=1)``; the settings are
     read again as it sets them and after it."""
-    from docsym.storage.settings import reload_settings
+    from docsym.runtime.settings import reload_settings
 
     def set_(**values: object) -> None:
         for name, value in values.items():
@@ -135,7 +135,7 @@ def new_database(server, name: str) -> str:
 
 @pytest.fixture(scope="session")
 def pg_sample_store(pg_server) -> str:
-    """The bundled sample documents indexed into a shared store; its URL. Read-only for tests."""
+    """The bundled sample documents indexed into a PostgreSQL store; its URL. Read-only."""
     from docsym.demo import SAMPLES
     from docsym.indexer.pipeline import index_paths
 

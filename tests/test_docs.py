@@ -18,7 +18,7 @@ columns, other projects' names):
   layer has that member;
 - a constant, a span that is one UPPER_CASE name with an underscore (`RECYCLE_MB`): a top-level
   assignment in some layer's module;
-- `DOCSYM_NAME`: a field of storage/settings.py's `Settings` (or a variable only the tests
+- `DOCSYM_NAME`: a field of runtime/settings.py's `Settings` (or a variable only the tests
   read);
 - a markdown link to a relative path (`[the architecture](docs/ARCHITECTURE.md)`): it exists,
   relative to the document.
@@ -42,7 +42,7 @@ from tests.conftest import REPO
 from tests.test_settings import TEST_ONLY
 
 DOCS = ("README.md", "docs/ARCHITECTURE.md")
-LAYERS = ("language", "storage", "indexer", "tools", "mcp_server", "docsym")
+LAYERS = ("language", "runtime", "models", "storage", "indexer", "tools", "mcp_server", "docsym")
 TOP_FOLDERS = (*LAYERS, "bench", "tests", "docs")
 FILE_SUFFIXES = {"py", "md", "json", "jsonl", "toml", "txt", "pdf", "sqlite", "duckdb", "html"}
 
@@ -184,8 +184,8 @@ def _constants() -> frozenset[str]:
 
 @cache
 def _settings() -> frozenset[str]:
-    """DOCSYM_* names of storage/settings.py's Settings model, read from its fields."""
-    tree = ast.parse((REPO / "storage" / "settings.py").read_text())
+    """DOCSYM_* names of runtime/settings.py's Settings model, read from its fields."""
+    tree = ast.parse((REPO / "runtime" / "settings.py").read_text())
     model = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Settings")
     fields = [
         n.target.id
@@ -294,7 +294,7 @@ def check_text(text: str, folder: Path = REPO) -> list[Problem]:
             problems.append(Problem(span, "no module of a layer assigns it"))
         for setting in _SETTING.findall(span):
             if setting not in _settings() and setting not in TEST_ONLY:
-                problems.append(Problem(setting, "not a field of storage/settings.py's Settings"))
+                problems.append(Problem(setting, "not a field of runtime/settings.py's Settings"))
     return problems
 
 
@@ -338,7 +338,7 @@ def test_every_reference_in_the_doc_exists(doc: str) -> None:
 
 def test_the_checker_tells_a_good_reference_from_a_bad_one() -> None:
     good = (
-        "`storage/extras.py`'s `MissingExtra` is raised; `tools.errors.ToolError` and "
+        "`runtime/extras.py`'s `MissingExtra` is raised; `tools.errors.ToolError` and "
         "`ToolSpec.output_schema()`, `docsym.storage.schema`, `indexer/ocr/` and "
         "`bench/index_speed.py --corpus`, `DOCSYM_INDEX_MEMORY_MB`, `RECYCLE_MB`; "
         "`documents.path` is a column, `../shared/corpus` lies outside; see "
@@ -346,7 +346,7 @@ def test_the_checker_tells_a_good_reference_from_a_bad_one() -> None:
     )
     assert check_text(good) == []
     bad = {
-        "`storage/extras.py`'s `MissingExtras`": "MissingExtras",
+        "`runtime/extras.py`'s `MissingExtras`": "MissingExtras",
         "`tools.errors.ToolErrors`": "ToolErrors",
         "`ToolSpec.output_schemas()`": "output_schemas",
         "`docsym.storage.schemas`": "schemas",

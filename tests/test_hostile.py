@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from mcp import Client
 
+from docsym.models.encoder import get_encoder
 from docsym.storage.backends import open_store
 from docsym.storage.consistency import check
-from docsym.storage.encoder import get_encoder
 from docsym.storage.sql_pool import SqlFailed, SqlLimits, SqlPool, SqlStopped
 from docsym.storage.vectors import Entry, VectorStore
 from docsym.tools.search import hybrid_search

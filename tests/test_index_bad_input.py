@@ -334,7 +334,7 @@ def test_a_vector_commit_failing_after_the_rows_publishes_nothing_of_the_run(
                 raise Injected("disk full")  # the vector transaction then rolls back
 
     monkeypatch.setattr(VectorStore, "replacing_documents", replacing)
-    with pytest.raises(SinkBroken, match="vector store failed to commit a document: disk full"):
+    with pytest.raises(SinkBroken, match="vector file failed to commit a document: disk full"):
         index_paths([docs], index)
     monkeypatch.undo()
     with open_store(index) as store:

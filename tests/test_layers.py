@@ -1,7 +1,11 @@
 """The layer rule, enforced: data flows one way and no module reaches into another's private names.
 
-    language/  <-  storage/  <-  indexer/
-                             <-  tools/  <-  mcp_server/  <-  docsym/ (CLI)
+    language/  <-  runtime/  <-  models/  <-  storage/  <-  indexer/
+                                                      <-  tools/  <-  mcp_server/  <-  docsym/ (CLI)
+
+runtime/ (settings, optional extras, process and client bounds) and models/ (the embedding model
+and the LLM client) sit beneath storage/ so the indexer and the tools reach them without going
+through the store.
 
 Every import in every module of a package is read from its source (top-level and function-level
 alike), so a wrong-way import fails here before it can grow into a cycle.
@@ -19,11 +23,13 @@ from tests.conftest import REPO
 # What each package may import from the project, besides itself.
 ALLOWED: dict[str, set[str]] = {
     "language": set(),
-    "storage": {"language"},
-    "indexer": {"language", "storage"},
-    "tools": {"language", "storage"},
-    "mcp_server": {"language", "storage", "tools"},
-    "docsym": {"language", "storage", "indexer", "tools", "mcp_server"},
+    "runtime": {"language"},
+    "models": {"language", "runtime"},
+    "storage": {"language", "runtime", "models"},
+    "indexer": {"language", "runtime", "models", "storage"},
+    "tools": {"language", "runtime", "models", "storage"},
+    "mcp_server": {"language", "runtime", "models", "storage", "tools"},
+    "docsym": {"language", "runtime", "models", "storage", "indexer", "tools", "mcp_server"},
 }
 
 
@@ -83,7 +89,10 @@ def test_no_private_names_from_other_modules(package: str) -> None:
     assert not wrong, "; ".join(wrong)
 
 
-@pytest.mark.parametrize("package", ["language", "storage", "indexer", "tools"])
+BENEATH_THE_SERVER = ["language", "runtime", "models", "storage", "indexer", "tools"]
+
+
+@pytest.mark.parametrize("package", BENEATH_THE_SERVER)
 def test_only_the_server_speaks_mcp(package: str) -> None:
     """tools/ are plain functions: the CLI, the tests and the server share them without MCP."""
     wrong = [

@@ -100,7 +100,7 @@ INSERT INTO tree_nodes VALUES ('0a1b2c3d4e5f6071-n0', '0a1b2c3d4e5f6071', NULL, 
     'document', 'Dense Passage Retrieval', 1, 2, 'documents', '0a1b2c3d4e5f6071');
 """
 
-# The shared store as it first shipped (schema version 5, commit 72baee9): the oldest store this
+# The PostgreSQL store as it first shipped (schema version 5, commit 72baee9): the oldest store this
 # docsym upgrades, in PostgreSQL's types, with an index on every doc_id.
 V5_STORE = """
 CREATE TABLE docsym_meta (key text PRIMARY KEY, value text);
@@ -537,7 +537,7 @@ def test_columns_are_renamed_dropped_and_backfilled_on_an_indexed_table(tmp_path
         assert con.execute(query).fetchall() == RESHAPED
 
 
-# -- the shared store (PostgreSQL) ---------------------------------------------------------------
+# -- the PostgreSQL store ----------------------------------------------------------------------
 
 
 def _pg_shape(con) -> dict[str, dict[str, Any]]:

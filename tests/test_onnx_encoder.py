@@ -89,7 +89,7 @@ def test_matches_sentence_transformers(
     min_cosine: float,
     min_mean: float,
 ) -> None:
-    from docsym.storage.onnx_encoder import OnnxEncoder
+    from docsym.models.onnx_encoder import OnnxEncoder
 
     vectors = OnnxEncoder(model_dir, cache_dir, quantize=quantize).encode(texts, batch_size=8)
     assert vectors.dtype == np.float32
@@ -101,7 +101,7 @@ def test_matches_sentence_transformers(
 
 
 def test_a_padded_row_equals_the_text_alone(model_dir: Path, cache_dir: Path) -> None:
-    from docsym.storage.onnx_encoder import OnnxEncoder
+    from docsym.models.onnx_encoder import OnnxEncoder
 
     encoder = OnnxEncoder(model_dir, cache_dir, quantize=False)
     short, long = "Table 2", "citation-informed transformers for scientific documents " * 8
@@ -111,7 +111,7 @@ def test_a_padded_row_equals_the_text_alone(model_dir: Path, cache_dir: Path) ->
 
 
 def test_the_graph_is_the_fused_bert(model_dir: Path) -> None:
-    from docsym.storage.bert_graph import BertWeights, bert_graph, load_weights, read_bert_shape
+    from docsym.models.bert_graph import BertWeights, bert_graph, load_weights, read_bert_shape
 
     shape = read_bert_shape(json.loads((model_dir / "config.json").read_text()))
     assert (shape.hidden, shape.heads, shape.layers, shape.intermediate) == (384, 12, 6, 1536)
@@ -143,7 +143,7 @@ def test_the_graph_is_the_fused_bert(model_dir: Path) -> None:
 def test_a_config_this_builder_cannot_write_is_refused(
     model_dir: Path, field: str, value: object
 ) -> None:
-    from docsym.storage.bert_graph import UnsupportedModel, read_bert_shape
+    from docsym.models.bert_graph import UnsupportedModel, read_bert_shape
 
     config = json.loads((model_dir / "config.json").read_text())
     if value is None:
@@ -156,7 +156,7 @@ def test_a_config_this_builder_cannot_write_is_refused(
 
 
 def test_a_folder_without_safetensors_weights_is_refused(model_dir: Path, tmp_path: Path) -> None:
-    from docsym.storage.onnx_encoder import OnnxEncoder
+    from docsym.models.onnx_encoder import OnnxEncoder
 
     for name in ("config.json", "tokenizer.json"):
         (tmp_path / name).write_bytes((model_dir / name).read_bytes())
@@ -167,7 +167,7 @@ def test_a_folder_without_safetensors_weights_is_refused(model_dir: Path, tmp_pa
 def test_cached_graph_is_reused_and_order_kept(
     model_dir: Path, cache_dir: Path, texts: list[str]
 ) -> None:
-    from docsym.storage.onnx_encoder import OnnxEncoder
+    from docsym.models.onnx_encoder import OnnxEncoder
 
     first = OnnxEncoder(model_dir, cache_dir, quantize=False)
     stamp = first.model_path.stat().st_mtime_ns
@@ -184,7 +184,7 @@ def test_cached_graph_is_reused_and_order_kept(
 def test_a_cache_of_another_graph_version_is_not_reused(
     model_dir: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from docsym.storage import onnx_encoder
+    from docsym.models import onnx_encoder
 
     current = onnx_encoder.cached_model(model_dir, cache_dir, quantize=False)
     assert onnx_encoder.cache_key(model_dir) in current.name
@@ -196,7 +196,7 @@ def test_a_cache_of_another_graph_version_is_not_reused(
 def test_encoding_imports_no_torch(backend: str, tmp_path: Path) -> None:
     """The default encoders, their graph built from nothing, never import torch."""
     code = (
-        "import sys; from docsym.storage.encoder import Encoder;"
+        "import sys; from docsym.models.encoder import Encoder;"
         "vectors = Encoder().encode(['a first text', 'a second, longer text to pad the first']);"
         "assert vectors.shape == (2, 384);"
         f"print(sorted(m for m in {TORCH_MODULES!r} if m in sys.modules))"
@@ -212,8 +212,8 @@ def test_encoding_imports_no_torch(backend: str, tmp_path: Path) -> None:
 def test_the_torch_encoder_without_torch_says_which_extra(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from docsym.storage.encoder import Encoder
-    from docsym.storage.extras import MissingExtra
+    from docsym.models.encoder import Encoder
+    from docsym.runtime.extras import MissingExtra
 
     monkeypatch.setitem(sys.modules, "torch", None)  # as if torch were not installed
     with pytest.raises(MissingExtra, match=r"pip install 'docsym\[torch\]'"):

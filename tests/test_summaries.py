@@ -36,7 +36,7 @@ from docsym.indexer.summaries import (
     summariser_from_settings,
     trim_to,
 )
-from docsym.storage.settings import Settings
+from docsym.runtime.settings import Settings
 
 DPR = "papers/2004.04906v3_dpr.pdf"
 SPECTER = "papers/2020.acl-main.207_specter.pdf"

@@ -6,9 +6,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
+from docsym.runtime.bounds import jsonable
 from docsym.storage import schema
 from docsym.storage.store import Store
-from docsym.storage.values import jsonable
 from docsym.tools.errors import ToolError
 from docsym.tools.filters import MAX_FILTER_CHARS
 from docsym.tools.results import TableResult
@@ -19,7 +19,7 @@ MAX_COMPLETIONS = 100  # MCP caps a completion at 100 values
 
 
 class IndexStatus(BaseModel):
-    index: str  # the index directory, or the shared store's URL without its password
+    index: str  # the index directory, or the PostgreSQL store's URL without its password
     row_counts: dict[str, int]
 
 

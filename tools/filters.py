@@ -1,5 +1,5 @@
 """The filter language of vector search: a small boolean language over the fields of a
-vector-store entry, compiled to a parameterised SQLite WHERE fragment.
+search entry, compiled to a parameterised SQLite WHERE fragment.
 
 Example: ``(table_name == "chunks" or table_name == 'pages') and not doc_id in ['d1']``.
 

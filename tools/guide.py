@@ -44,7 +44,7 @@ Plans (BookRAG): first decide what kind of question it is.
 
 def schema_text(store: Store | None = None) -> str:
     """The database schema, the vector collections, the encodable views and the filter syntax."""
-    parts = [schema.describe(_dialect(store)), "", "# Vector store", ""]
+    parts = [schema.describe(_dialect(store)), "", "# Search collections", ""]
     if store is not None:
         try:
             collections = store.collections()

@@ -24,8 +24,8 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
-from docsym.storage.llm import ChatClient, LlmError, chat_client
-from docsym.storage.settings import get_settings
+from docsym.models.llm import ChatClient, LlmError, chat_client
+from docsym.runtime.settings import get_settings
 from docsym.storage.store import Store
 from docsym.tools.errors import ToolError
 from docsym.tools.filters import MAX_FILTER_CHARS

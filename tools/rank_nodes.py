@@ -248,7 +248,7 @@ def _graph_scores(
 # -- text reasoning -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _DocEntries:
-    """A document's vector-store entries that stand for tree nodes, and for entities (cached per
+    """A document's search entries that stand for tree nodes, and for entities (cached per
     index generation, so a query needs no lookup of entry ids)."""
 
     node_ids: np.ndarray  # entry ids of the NODE_VIEWS entries

@@ -1,4 +1,4 @@
-"""``vector_search`` and ``hybrid_search``: retrieval over the vector store, results tied to rows.
+"""``vector_search`` and ``hybrid_search``: retrieval over the search entries, results tied to rows.
 
 Every hit carries table/column/primary key (the row in DuckDB), doc_id, and the evidence for the
 question inside that row (``tools.evidence``): the page, its printed label, the bounding box of
@@ -312,7 +312,7 @@ VECTOR_SEARCH = ToolSpec(
     name="vector_search",
     summary="one collection ('bm25' or 'minilm') over one encodable view.",
     description=(
-        "Search ONE collection of the vector store: 'bm25' (keywords, FTS5) or 'minilm' "
+        "Search ONE collection of search entries: 'bm25' (keywords, FTS5) or 'minilm' "
         "(semantic, all-MiniLM-L6-v2), optionally only one encodable view (table_name + "
         "column_name, e.g. chunks.text, tables.caption) and a filter such as "
         "doc_id == 'x' and page_number >= 3, or primary_key in ['a', 'b'] with keys found "

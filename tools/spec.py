@@ -16,8 +16,8 @@ from typing import Annotated, Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from docsym.runtime.bounds import MAX_ECHO_CHARS, echo
 from docsym.storage.store import Store
-from docsym.storage.values import MAX_ECHO_CHARS, echo
 from docsym.tools.errors import ToolError
 from docsym.tools.results import ToolResult
 

@@ -5,7 +5,7 @@ Three layers keep it safe: the statement must be a single SELECT that reads only
 the host or run SQL given as text, and table functions outside an allowlist, with a reason); the
 connection is read-only with external access disabled and its configuration locked; and it runs
 in a worker process (``storage/sql_pool.py``) that is killed at the time limit and cannot map
-more memory than its budget. On a shared store the read-only role and the server's limits do
+more memory than its budget. On a PostgreSQL store the read-only role and the server's limits do
 this work (``storage/postgres/``).
 """
 
@@ -61,7 +61,7 @@ RUN_SQL = ToolSpec(
     "('X' = ANY(col_path)).",
     description=(
         "Run ONE read-only SELECT against the index and get rows back as a table: DuckDB SQL "
-        "on an index directory, PostgreSQL on a shared store (docsym://schema says which). "
+        "on an index directory, PostgreSQL on a PostgreSQL store (docsym://schema says which). "
         "The schema resource describes every table and column. Files, "
         "extensions, settings and writes are refused. Results are capped (rows and ~5k "
         "tokens); the note says when rows were cut. Tip: table cells are in table_cells "

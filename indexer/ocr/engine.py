@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from docsym.indexer.model import BBox
-from docsym.storage.settings import get_settings
+from docsym.runtime.settings import get_settings
 
 if TYPE_CHECKING:
     from rapidocr.ch_ppocr_cls import TextClassifier

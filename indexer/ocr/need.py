@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pymupdf
 
-from docsym.storage.settings import OcrMode
+from docsym.runtime.settings import OcrMode
 
 # Rendered this coarse, a page is measured in a few milliseconds.
 PROBE_DPI = 24

@@ -16,7 +16,7 @@ import pymupdf
 from docsym.indexer.ocr.need import needs_ocr
 from docsym.indexer.ocr.pool import OcrPool, PageImage
 from docsym.indexer.ocr.text_layer import write_text_layer
-from docsym.storage.settings import OcrMode
+from docsym.runtime.settings import OcrMode
 
 # Pages are rendered at their images' own resolution, within these bounds: finer adds nothing
 # the models can use and costs detection time; coarser loses small print.

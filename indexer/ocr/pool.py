@@ -24,7 +24,7 @@ import apsw
 import numpy as np
 
 from docsym.indexer.ocr.engine import OcrLine, PageOcr, engine_version, read_image
-from docsym.storage.process_limits import die_with_parent, lift_address_cap
+from docsym.runtime.process_limits import die_with_parent, lift_address_cap
 
 log = logging.getLogger(__name__)
 BUSY_MS = 10_000  # how long a worker waits for another's lock on the cache

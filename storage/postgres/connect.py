@@ -1,4 +1,4 @@
-"""Connections to the shared store: the writer's and the servers' pools, and the reader role's.
+"""Connections to the PostgreSQL store: the writer's and the servers' pools, and the reader role's.
 
 A store is named by a PostgreSQL URL (``postgresql://user@host/db``). Client SQL runs on a
 separate connection authenticated as the read-only role (``storage/postgres/ddl.py``): its

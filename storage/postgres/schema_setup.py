@@ -1,4 +1,4 @@
-"""Create or upgrade the shared store's schema, once, whoever connects first.
+"""Create or upgrade the PostgreSQL store's schema, once, whoever connects first.
 
 Several indexers may start at once on an empty database; a transaction-level advisory lock makes
 one of them create the schema while the others wait, then find it there. A new store is created
@@ -12,9 +12,9 @@ import hashlib
 
 import psycopg
 
+from docsym.runtime.settings import get_settings
 from docsym.storage import migrations, schema
 from docsym.storage.postgres import ddl
-from docsym.storage.settings import get_settings
 
 _SCHEMA_LOCK = 0x646F6373  # advisory lock key: "docs"
 

@@ -1,4 +1,4 @@
-"""Which client SQL may run on the shared store: a query, and nothing else.
+"""Which client SQL may run on the PostgreSQL store: a query, and nothing else.
 
 The read-only role confines what a statement may touch (``storage/postgres/ddl.py``); this check
 closes the one thing no privilege can: ``SHOW`` (and ``EXPLAIN (SETTINGS)``) print the server's

@@ -28,17 +28,17 @@ from psycopg import errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from docsym.language.terms import search_words
+from docsym.runtime.bounds import scrub
+from docsym.runtime.settings import get_settings
 from docsym.storage.bm25_search import K1, B  # BM25 as FTS5 computes it
 from docsym.storage.paths import IndexNotFoundError
 from docsym.storage.postgres import ddl
 from docsym.storage.postgres.connect import reader_url, redacted
 from docsym.storage.postgres.sql_check import check_query
-from docsym.storage.settings import get_settings
 from docsym.storage.sql_check import MAX_SQL_CHARS
 from docsym.storage.sql_pool import SqlFailed, SqlRows, SqlStopped
 from docsym.storage.sql_worker import MAX_COLUMNS, bounded_rows
 from docsym.storage.store import EntryRow, Store
-from docsym.storage.values import scrub
 from docsym.storage.vectors import vec_table
 
 # Keyword search reads the postings of the rarest query terms, up to this many (summed
@@ -80,7 +80,7 @@ class PostgresStore(Store):
         if found is None:
             self._pool.close()
             raise IndexNotFoundError(
-                f"no docsym store at {self.location}: run `docsym index PATH --store URL`"
+                f"no docsym store at {self.location}: run `docsym index PATH --postgres URL`"
             )
         self._client_pool: ConnectionPool | None = None
         self._lock = threading.Lock()

@@ -1,4 +1,4 @@
-"""Write documents into the shared store: each document, its rows and its vectors in one
+"""Write documents into the PostgreSQL store: each document, its rows and its vectors in one
 transaction, so readers never see half a document and no copy needs publishing.
 
 Keyword search keeps BM25's statistics beside the entries: ``lexemes`` (how many entries hold

@@ -1,9 +1,10 @@
 """Every ``DOCSYM_*`` setting, its default and what it does: read from the environment once.
 
-It lives in ``storage/``, the lowest layer that needs a setting, so the indexer, the tools, the
-server and the CLI all read the same object. Command-line options override these per run
-(``--index``, ``--model``, ``--token``). The README's configuration table is printed from this
-model (``docsym settings``) and a test keeps the two equal.
+It lives in ``runtime/``, beneath every layer that needs a setting (the models, the store, the
+indexer, the tools, the server and the CLI), so they all read the same object. Command-line
+options override these per run (``--index``, ``--model``, ``--token``). The README's
+configuration table is printed from this model (``docsym settings``) and a test keeps the two
+equal.
 """
 
 from __future__ import annotations
@@ -37,14 +38,19 @@ class Settings(BaseSettings):
         default=Path(".docsym"),
         description="Index directory used when a command gets no --index.",
     )
+    postgres: str | None = Field(
+        default=None,
+        description="A PostgreSQL database (postgresql://user@host/db) that commands use as "
+        "their store, instead of an index directory, when given neither --index nor --postgres.",
+    )
     store: str | None = Field(
         default=None,
-        description="A shared PostgreSQL store (postgresql://user@host/db) that `docsym index` "
-        "and `docsym serve` use instead of the index directory when they get no --store.",
+        description="The older name of DOCSYM_POSTGRES, still read (scripts and client configs "
+        "set it); DOCSYM_POSTGRES wins when both are set.",
     )
     pg_reader_password: SecretStr | None = Field(
         default=None,
-        description="Shared store: password of the read-only role (docsym_reader) that runs "
+        description="PostgreSQL store: password of the read-only role (docsym_reader) that runs "
         "client SQL; none where the server trusts local connections.",
     )
     publish_seconds: float = Field(
@@ -224,6 +230,12 @@ class Settings(BaseSettings):
 
 class SettingsError(ValueError):
     """A DOCSYM_* variable holds a value docsym cannot use; the message names it."""
+
+
+def postgres_url(settings: Settings) -> str | None:
+    """The PostgreSQL URL the settings name: ``DOCSYM_POSTGRES``, else its older name
+    ``DOCSYM_STORE``, else None."""
+    return settings.postgres or settings.store
 
 
 @lru_cache(maxsize=1)

@@ -1,4 +1,8 @@
-"""What travels to a client, bounded: values read from the index, and the text of refusals."""
+"""What travels to a client, bounded: values read from the index, and the text of refusals.
+
+The store's SQL answers (``jsonable``), the tools' refusals and the server's error messages
+(``echo``, ``scrub``) are all cut here, to one set of sizes, so no layer has its own.
+"""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
 """An OpenAI-compatible chat endpoint (``/chat/completions``), the one docsym may be given.
 
 Optional everywhere: the indexer asks it for summaries and ``compile_query`` for translations
-only when ``DOCSYM_LLM_BASE_URL`` and ``DOCSYM_LLM_MODEL`` are set. It lives in ``storage/``
-beside the embedding model, the other model docsym runs against, so both the indexer and the
-tools can use it. Plain ``urllib``: one POST needs no client library.
+only when ``DOCSYM_LLM_BASE_URL`` and ``DOCSYM_LLM_MODEL`` are set. It lives in ``models/``
+beside the embedding model, the other model docsym runs against, beneath both the indexer and
+the tools so either can use it without going through the store. Plain ``urllib``: one POST
+needs no client library.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
-from docsym.storage.settings import Settings
+from docsym.runtime.settings import Settings
 
 
 class LlmError(RuntimeError):

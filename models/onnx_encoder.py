@@ -5,7 +5,7 @@ transformer as an ONNX graph of ONNX Runtime's fused BERT ops (attention, layer 
 is about 2.5x faster with identical embeddings; dynamic int8 weights make it about 4x faster at a
 mean cosine of 0.994 to fp32 (see bench/encoder_speed.py for the figures).
 
-The graph is written from the safetensors weights once per model (storage/bert_graph.py) and
+The graph is written from the safetensors weights once per model (models/bert_graph.py) and
 cached; writing it needs onnx and safetensors, encoding only onnxruntime, tokenizers and numpy,
 and neither needs torch. Pooling and normalisation match the model's sentence-transformers
 pipeline: mean over the attention mask, then L2 normalisation.
@@ -22,7 +22,7 @@ import numpy as np
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-from docsym.storage.bert_graph import GRAPH_VERSION, UnsupportedModel, write_bert_graph
+from docsym.models.bert_graph import GRAPH_VERSION, UnsupportedModel, write_bert_graph
 
 DEFAULT_MAX_TOKENS = 256
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")

