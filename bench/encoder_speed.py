@@ -153,6 +153,7 @@ def torch_variants(model_dir: Path) -> dict[str, Encode]:
 
 
 def onnx_variants(model_dir: Path, cache_dir: Path) -> dict[str, Encode]:
+    from docsym.models.encoder import MAX_TOKENS
     from docsym.models.onnx_encoder import OnnxEncoder, inference_session
 
     # Plain ONNX ops before ORT's BERT fusions show what the fused ops are worth.
@@ -160,10 +161,10 @@ def onnx_variants(model_dir: Path, cache_dir: Path) -> dict[str, Encode]:
     cache_dir.mkdir(parents=True, exist_ok=True)
     if not raw_path.exists():
         standard_ops(model_dir, raw_path)
-    fused = OnnxEncoder(model_dir, cache_dir, quantize=False)
-    unfused = OnnxEncoder(model_dir, cache_dir, quantize=False)
+    fused = OnnxEncoder(model_dir, cache_dir, quantize=False, max_tokens=MAX_TOKENS)
+    unfused = OnnxEncoder(model_dir, cache_dir, quantize=False, max_tokens=MAX_TOKENS)
     unfused.session = inference_session(raw_path, 2)
-    int8 = OnnxEncoder(model_dir, cache_dir, quantize=True)
+    int8 = OnnxEncoder(model_dir, cache_dir, quantize=True, max_tokens=MAX_TOKENS)
     return {
         "onnx fp32 unfused bs32": lambda t: unfused.encode(t, 32),
         "onnx fp32 fused bs32": lambda t: fused.encode(t, 32),

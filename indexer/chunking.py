@@ -20,7 +20,6 @@ from docsym.indexer.model import BBox
 from docsym.language.sentences import split_sentences
 from docsym.models.encoder import default_model_dir
 
-MAX_TOKENS = 256  # the model's window, [CLS] and [SEP] included
 TARGET_TOKENS = 200  # leave room so a chunk is a few sentences, not a wall
 SPECIAL_TOKENS = 2
 

@@ -38,7 +38,7 @@ BATCH = 16
 # 7.5 ms), but hybrid_search runs BM25 beside the encoding, and on two cores one thread leaves
 # it a core: BM25, encoding and dense search together take 14.1 instead of 15.5 ms (p50 over
 # the 81 QA questions).
-QUERY_THREADS = 1
+QUESTION_THREADS = 1
 # Questions whose vectors an encoder keeps: an agent often asks the same question again,
 # narrowed by a filter or sent to another tool (hybrid_search, then find_entities or
 # rank_nodes), and the encoding is a quarter of a search.
@@ -99,7 +99,7 @@ class Encoder:
 
         cache = get_settings().cache.expanduser()
         quantize = self.backend == "onnx-int8"
-        return OnnxEncoder(path, cache, quantize=quantize, threads=self.threads)
+        return OnnxEncoder(path, cache, quantize, MAX_TOKENS, threads=self.threads)
 
     def warm_up(self) -> threading.Thread:
         """Load the model in the background so the first query does not wait for it."""
@@ -180,8 +180,8 @@ def get_encoder(model_name: str | None = None, threads: int | None = None) -> En
 
 
 def query_encoder(model_name: str | None = None) -> Encoder:
-    """The encoder that searches use for their questions: one thread (see QUERY_THREADS)."""
-    return get_encoder(model_name, QUERY_THREADS)
+    """The encoder that searches use for their questions: one thread (see QUESTION_THREADS)."""
+    return get_encoder(model_name, QUESTION_THREADS)
 
 
 @lru_cache(maxsize=8)

@@ -24,7 +24,6 @@ from tokenizers import Tokenizer
 
 from docsym.models.bert_graph import GRAPH_VERSION, UnsupportedModel, write_bert_graph
 
-DEFAULT_MAX_TOKENS = 256
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 
 
@@ -94,11 +93,15 @@ def inference_session(model_path: Path, threads: int) -> ort.InferenceSession:
 class OnnxEncoder:
     """Normalised mean-pooled embeddings of all-MiniLM-L6-v2 computed with ONNX Runtime."""
 
-    def __init__(self, model_dir: Path, cache_dir: Path, quantize: bool, threads: int = 2) -> None:
+    def __init__(
+        self, model_dir: Path, cache_dir: Path, quantize: bool, max_tokens: int, threads: int = 2
+    ) -> None:
+        """``max_tokens``: the model's window (``encoder.MAX_TOKENS``) where its
+        sentence_bert_config.json does not say."""
         model_dir = Path(model_dir)
         _require_files(model_dir)
         self.model_path = cached_model(model_dir, Path(cache_dir), quantize)
-        self.tokenizer = _load_tokenizer(model_dir)
+        self.tokenizer = _load_tokenizer(model_dir, max_tokens)
         self.session = inference_session(self.model_path, threads)
         self.input_names = {i.name for i in self.session.get_inputs()}
         self.dimension = int(json.loads((model_dir / "config.json").read_text())["hidden_size"])
@@ -149,10 +152,9 @@ def mean_pool_normalise(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
 
-def _load_tokenizer(model_dir: Path) -> Tokenizer:
+def _load_tokenizer(model_dir: Path, max_tokens: int) -> Tokenizer:
     """The model's fast tokenizer, truncating at the model's window and never padding."""
     tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-    max_tokens = DEFAULT_MAX_TOKENS
     config = model_dir / "sentence_bert_config.json"
     if config.exists():
         max_tokens = int(json.loads(config.read_text()).get("max_seq_length", max_tokens))

@@ -89,9 +89,12 @@ def test_matches_sentence_transformers(
     min_cosine: float,
     min_mean: float,
 ) -> None:
+    from docsym.models.encoder import MAX_TOKENS
     from docsym.models.onnx_encoder import OnnxEncoder
 
-    vectors = OnnxEncoder(model_dir, cache_dir, quantize=quantize).encode(texts, batch_size=8)
+    vectors = OnnxEncoder(model_dir, cache_dir, quantize=quantize, max_tokens=MAX_TOKENS).encode(
+        texts, batch_size=8
+    )
     assert vectors.dtype == np.float32
     assert vectors.shape == reference.shape == (len(texts), 384)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
@@ -101,9 +104,10 @@ def test_matches_sentence_transformers(
 
 
 def test_a_padded_row_equals_the_text_alone(model_dir: Path, cache_dir: Path) -> None:
+    from docsym.models.encoder import MAX_TOKENS
     from docsym.models.onnx_encoder import OnnxEncoder
 
-    encoder = OnnxEncoder(model_dir, cache_dir, quantize=False)
+    encoder = OnnxEncoder(model_dir, cache_dir, quantize=False, max_tokens=MAX_TOKENS)
     short, long = "Table 2", "citation-informed transformers for scientific documents " * 8
     together = encoder.encode([short, long], batch_size=2)  # short is padded to long's width
     alone = np.stack([encoder.encode([short], 1)[0], encoder.encode([long], 1)[0]])
@@ -156,22 +160,24 @@ def test_a_config_this_builder_cannot_write_is_refused(
 
 
 def test_a_folder_without_safetensors_weights_is_refused(model_dir: Path, tmp_path: Path) -> None:
+    from docsym.models.encoder import MAX_TOKENS
     from docsym.models.onnx_encoder import OnnxEncoder
 
     for name in ("config.json", "tokenizer.json"):
         (tmp_path / name).write_bytes((model_dir / name).read_bytes())
     with pytest.raises(ValueError, match="model.safetensors"):
-        OnnxEncoder(tmp_path, tmp_path / "cache", quantize=False)
+        OnnxEncoder(tmp_path, tmp_path / "cache", quantize=False, max_tokens=MAX_TOKENS)
 
 
 def test_cached_graph_is_reused_and_order_kept(
     model_dir: Path, cache_dir: Path, texts: list[str]
 ) -> None:
+    from docsym.models.encoder import MAX_TOKENS
     from docsym.models.onnx_encoder import OnnxEncoder
 
-    first = OnnxEncoder(model_dir, cache_dir, quantize=False)
+    first = OnnxEncoder(model_dir, cache_dir, quantize=False, max_tokens=MAX_TOKENS)
     stamp = first.model_path.stat().st_mtime_ns
-    second = OnnxEncoder(model_dir, cache_dir, quantize=False)
+    second = OnnxEncoder(model_dir, cache_dir, quantize=False, max_tokens=MAX_TOKENS)
     assert second.model_path == first.model_path
     assert second.model_path.stat().st_mtime_ns == stamp  # not written again
     # Length-sorted batching must not reorder the output rows.

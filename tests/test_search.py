@@ -159,14 +159,14 @@ def test_a_question_asked_again_is_not_encoded_again(sample_store: Store, monkey
 
 
 def test_searches_encode_questions_with_the_encoder_the_server_warms(sample_store: Store) -> None:
-    from docsym.models.encoder import QUERY_THREADS, get_encoder, query_encoder
+    from docsym.models.encoder import QUESTION_THREADS, get_encoder, query_encoder
     from docsym.runtime.settings import get_settings
 
     collection = next(n for n in sample_store.collections() if not sample_store.is_keyword(n))
     used = sample_store.encoder_for(collection)
     # build_server warms query_encoder(): it must be the very object searches use
     assert used is query_encoder()
-    assert used.threads == QUERY_THREADS == 1
+    assert used.threads == QUESTION_THREADS == 1
     # indexing encodes in batches on the configured threads, with an encoder of its own
     assert get_encoder() is not used
     assert get_encoder().threads == get_settings().encoder_threads

@@ -56,8 +56,7 @@ class Term:
         its parts that names anything ('tableformer-large' names TableFormer; the 'for' of
         'verify_group_for_user' does not name 'DB2 for i')."""
         return bool(self.forms & name) or any(
-            len(p) >= 3 and not p.isdigit() and p not in STOPWORDS and p in name
-            for p in self.parts
+            len(p) >= 3 and not p.isdigit() and p not in STOPWORDS and p in name for p in self.parts
         )
 
 
