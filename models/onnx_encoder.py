@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -34,15 +37,32 @@ def quantize_int8(source: Path, target: Path) -> None:
 
     # Per-tensor scales lose too much (mean cosine 0.956 to fp32); per-channel scales on the
     # MatMuls only (the fused Attention keeps fp32 weights) give 0.994.
-    quantize_dynamic(
-        str(source),
-        str(target),
-        weight_type=QuantType.QInt8,
-        per_channel=True,
-        op_types_to_quantize=["MatMul"],
-        # Fused contrib ops defeat ONNX shape inference; their outputs are float.
-        extra_options={"DefaultTensorType": TensorProto.FLOAT},
-    )
+    with _root_logger_quiet():
+        quantize_dynamic(
+            str(source),
+            str(target),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul"],
+            # Fused contrib ops defeat ONNX shape inference; their outputs are float.
+            extra_options={"DefaultTensorType": TensorProto.FLOAT},
+        )
+
+
+@contextmanager
+def _root_logger_quiet() -> Iterator[None]:
+    """The quantiser logs advice on the root logger ("consider pre-processing", measured and
+    not needed here), which would print on a user's terminal and, as the root logger's first
+    record, leave a stderr handler on it; a handler of its own at ERROR keeps both away."""
+    root = logging.getLogger()
+    handler, level = logging.NullHandler(), root.level
+    root.addHandler(handler)
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
 
 
 def cached_model(model_dir: Path, cache_dir: Path, quantize: bool) -> Path:
