@@ -7,6 +7,7 @@ the sentence or table row that answers, and an excerpt around it, so a client ca
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import numpy as np
@@ -27,6 +28,7 @@ MAX_LIMIT = 100
 HIT_TEXT_CHARS = 700  # a hit's text is trimmed; fetch the row with run_sql for all of it
 RESULT_TEXT_CHARS = 16_000  # all hits together stay well under what MCP clients accept
 CANDIDATES = 100
+MAX_RANKED = 4 * MAX_LIMIT  # hits ranked at most to find ``limit`` distinct ones
 
 # The views hybrid_search reads when none are given (see docs/ARCHITECTURE.md for why).
 DEFAULT_VIEWS: tuple[tuple[str, str], ...] = (
@@ -40,9 +42,21 @@ DEFAULT_VIEWS: tuple[tuple[str, str], ...] = (
 )
 
 
+class Place(BaseModel):
+    """Another row where a hit's passage also stands."""
+
+    table_name: str
+    primary_key: str
+    doc_id: str
+    page_number: int | None = None
+
+
 class SearchHit(BaseModel):
     rank: int
-    score: float
+    score: float = Field(
+        description="the score hits are ordered by, best first; hybrid_search lists each page's "
+        "best hit before any page's further hits (marked 'again'), each group by score"
+    )
     table_name: str
     column_name: str
     primary_key: str
@@ -60,6 +74,15 @@ class SearchHit(BaseModel):
     )
     text: str = Field(description="the answering sentence with its neighbours, or the row's text")
     sources: list[str] = Field(default_factory=list, description="collections that found it")
+    again: bool = Field(
+        default=False,
+        description="a further hit from a page a better hit came from: such hits follow every "
+        "page's best hit",
+    )
+    also: list[Place] = Field(
+        default_factory=list,
+        description="other rows with the same text or citing the same box, folded into this hit",
+    )
 
 
 class SearchResult(ToolResult):
@@ -72,16 +95,18 @@ class SearchResult(ToolResult):
         rows = [
             [
                 hit.rank,
-                f"{hit.score:.4f}",
+                f"{hit.score:.4f}" + (" (again)" if hit.again else ""),
                 f"{hit.table_name}.{hit.column_name}:{hit.primary_key}",
                 hit.doc_id,
                 page_citation(hit.page_number, hit.page_label),
                 hit.bbox,
                 trimmed(hit.text, 400),
+                ", ".join(f"{p.table_name}:{p.primary_key}" for p in hit.also),
             ]
             for hit in self.hits
         ]
-        table_text = markdown_table(["#", "score", "view", "doc_id", "page", "bbox", "text"], rows)
+        headers = ["#", "score", "view", "doc_id", "page", "bbox", "text", "also at"]
+        table_text = markdown_table(headers, rows)
         return with_note(table_text, self.note)
 
 
@@ -102,17 +127,24 @@ def vector_search(
         raise ToolError(
             f"unknown collection {collection!r}; collections are: {', '.join(sorted(collections))}"
         )
-    if store.is_keyword(collection):
-        found = store.fts(query, where, params, limit)
-    else:
+    vector = None
+    if not store.is_keyword(collection):
         vector = store.encoder_for(collection).encode_question(query)
-        found = store.dense(collection, vector, where, params, limit)
-    entries = store.entries([i for i, _ in found])
     size = _text_budget(limit)
-    hits = [_hit(n, score, entries[i], [collection], size) for n, (i, score) in enumerate(found, 1)]
-    return _result(
-        query, collection, _with_evidence(store, read_question(store, query), hits, size)
-    )
+
+    def ranked(wanted: int) -> list[SearchHit]:
+        if vector is None:
+            found = store.fts(query, where, params, wanted)
+        else:
+            found = store.dense(collection, vector, where, params, wanted)
+        entries = store.entries([i for i, _ in found])
+        hits = [_hit(n, s, entries[i], [collection], size) for n, (i, s) in enumerate(found, 1)]
+        # Equal scores (a section of one chunk has its chunk's vector) in the order of their
+        # rows, not of entry ids, which each backend numbers its own way.
+        return sorted(hits, key=lambda hit: (-hit.score, hit.table_name, hit.primary_key))
+
+    question = read_question(store, query)
+    return _result(query, collection, _first_distinct(ranked, store, question, limit, size))
 
 
 def hybrid_search(
@@ -147,12 +179,17 @@ def hybrid_search(
         sparse = bm25.result()
     entries |= store.entries(list({i for i, _ in sparse} - set(entries)))
     question = read_question(store, query)
-    ranked = fuse(question, sparse, dense, entries, similarity, limit)
     size = _text_budget(limit)
-    hits = [
-        _hit(n, score, entries[i], sources, size) for n, (i, score, sources) in enumerate(ranked, 1)
-    ]
-    return _result(query, "hybrid", _with_evidence(store, question, hits, size))
+
+    def ranked(wanted: int) -> list[SearchHit]:
+        fused = fuse(question, sparse, dense, entries, similarity, wanted)
+        hits = [
+            _hit(n, s, entries[i], found_by, size) for n, (i, s, found_by) in enumerate(fused, 1)
+        ]
+        _mark_again(hits)
+        return hits
+
+    return _result(query, "hybrid", _first_distinct(ranked, store, question, limit, size))
 
 
 def _similarity_of_the_rest(
@@ -256,6 +293,86 @@ def _hit(
         text=text,
         sources=sources,
     )
+
+
+def _first_distinct(
+    ranked: Callable[[int], list[SearchHit]],
+    store: Store,
+    question: Question,
+    limit: int,
+    size: int,
+) -> list[SearchHit]:
+    """The first ``limit`` distinct hits of a ranking (``_distinct_cited``), asking ``ranked``
+    for twice as many as wanted, and for more only when repeats used up that room."""
+    wanted = 2 * limit
+    while True:
+        hits = ranked(wanted)
+        distinct = _distinct_cited(store, question, hits, limit, size)
+        if len(distinct) >= limit or len(hits) < wanted or wanted >= MAX_RANKED:
+            return distinct
+        wanted = min(2 * wanted, MAX_RANKED)
+
+
+def _mark_again(hits: list[SearchHit]) -> None:
+    """Mark the hits fusion ranked among the pages' further hits: each from a page that a
+    better hit came from, all after every page's best."""
+    seen: set[tuple[str, int]] = set()
+    for hit in hits:
+        if hit.page_number is not None:
+            page = (hit.doc_id, hit.page_number)
+            hit.again = page in seen
+            seen.add(page)
+
+
+def _distinct_cited(
+    store: Store, question: Question, ranked: list[SearchHit], limit: int, size: int
+) -> list[SearchHit]:
+    """The first ``limit`` distinct hits, each cited (``_with_evidence``). A hit whose text, or
+    whose cited box, an earlier hit already shows is folded into that hit's ``also``: a chunk,
+    the next chunk and their page citing one sentence, or a passage a document repeats, are one
+    place to read. Evidence is read for as many hits as are still missing, so a result without
+    repeats costs no more than before."""
+    kept: list[SearchHit] = []
+    first_with: dict[tuple, SearchHit] = {}
+    start = 0
+    while len(kept) < limit and start < len(ranked):
+        batch = ranked[start : start + limit - len(kept)]
+        start += len(batch)
+        for hit in _with_evidence(store, question, batch, size):
+            keys = _sameness(hit)
+            earlier = next((first_with[k] for k in keys if k in first_with), None)
+            if earlier is not None:
+                _fold(earlier, hit)
+                continue
+            first_with.update(dict.fromkeys(keys, hit))
+            kept.append(hit)
+    for rank, hit in enumerate(kept, 1):
+        hit.rank = rank
+    return kept
+
+
+def _fold(kept: SearchHit, repeat: SearchHit) -> None:
+    """List the repeat's row among the places the kept hit also stands (once; another column
+    of the kept hit's own row is no other place)."""
+    rows = {(kept.table_name, kept.primary_key)} | {
+        (p.table_name, p.primary_key) for p in kept.also
+    }
+    if (repeat.table_name, repeat.primary_key) not in rows:
+        place = Place(
+            table_name=repeat.table_name,
+            primary_key=repeat.primary_key,
+            doc_id=repeat.doc_id,
+            page_number=repeat.page_number,
+        )
+        kept.also.append(place)
+
+
+def _sameness(hit: SearchHit) -> list[tuple]:
+    """What makes two hits one: the same text shown, or the same sentences cited on one page."""
+    keys: list[tuple] = [("text", " ".join(hit.text.split()))]
+    if hit.cited:
+        keys.append(("box", hit.doc_id, hit.page_number, tuple(hit.cited)))
+    return keys
 
 
 def _with_evidence(

@@ -1,0 +1,110 @@
+"""Search results read as they rank: one hit per passage, however often the index holds it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from docsym.indexer.pipeline import index_paths
+from docsym.storage.backends import open_store
+from docsym.tools.search import SearchHit, _distinct_cited, hybrid_search, vector_search
+
+REPEATED = (
+    "The cooling tower's basin is drained every fourteen days, and the drain log records "
+    "the water temperature, the operator and the volume released to the storm sewer."
+)
+
+
+def _write(folder: Path) -> None:
+    """Three files that print the same paragraph four times, among other text."""
+    folder.mkdir()
+    other = [
+        "The boiler room holds two gas boilers serviced each spring by an outside firm.",
+        "Visitors sign the register at the front desk and wear a badge at all times.",
+        "The roof membrane was replaced in 2019 and is inspected after every storm.",
+    ]
+    (folder / "handbook.md").write_text(
+        f"# Plant handbook\n\n## Cooling\n\n{REPEATED}\n\n## Boilers\n\n{other[0]}\n\n"
+        f"## Cooling, again\n\n{REPEATED}\n\n## Visitors\n\n{other[1]}\n"
+    )
+    (folder / "manual.md").write_text(
+        f"# Operations manual\n\n## Drains\n\n{REPEATED}\n\n## Roof\n\n{other[2]}\n"
+    )
+    (folder / "copy.md").write_text(f"# Copy of the manual\n\n## Drains\n\n{REPEATED}\n")
+
+
+@pytest.fixture(scope="module")
+def repeating_store(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("repeats")
+    _write(root / "docs")
+    index_paths([root / "docs"], root / "index")
+    store = open_store(root / "index")
+    yield store
+    store.close()
+
+
+@pytest.mark.parametrize(
+    "search",
+    [
+        lambda store, q: hybrid_search(store, q, limit=10),
+        lambda store, q: vector_search(store, q, "bm25", limit=10),
+        lambda store, q: vector_search(store, q, "minilm", limit=10),
+    ],
+)
+def test_a_repeated_passage_is_one_hit_listing_where_else_it_stands(repeating_store, search):
+    hits = search(repeating_store, "How often is the cooling tower basin drained?").hits
+    texts = [" ".join(h.text.split()) for h in hits]
+    assert len(texts) == len(set(texts))
+    first = next(h for h in hits if "fourteen days" in h.text)
+    elsewhere = {(p.table_name, p.primary_key) for p in first.also}
+    assert (first.table_name, first.primary_key) not in elsewhere
+    assert len(first.also) >= 3  # the other copies: the handbook's second, the manual, the copy
+    assert all("fourteen days" not in h.text for h in hits if h is not first)
+    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+
+
+def _hit(rank: int, key: str, text: str, cited: list[str], page: int = 1) -> SearchHit:
+    return SearchHit(
+        rank=rank, score=1.0 - rank / 10, table_name="chunks", column_name="text",
+        primary_key=key, doc_id="d", page_number=page, text=text, cited=cited,
+    )  # fmt: skip
+
+
+def test_hits_citing_the_same_box_fold_and_the_next_distinct_ones_fill_the_limit(monkeypatch):
+    """A chunk, the next chunk and their page citing one sentence are one place to read; the
+    limit is filled from further down the ranking, reading evidence only for what is missing."""
+    import docsym.tools.search as search
+
+    ranked = [
+        _hit(1, "c1", "the answer, with the chunk's context", ["x7"]),
+        _hit(2, "c2", "the answer, with the next chunk's context", ["x7"]),
+        _hit(3, "p1", "the answer, as the page reads it", ["x7"]),
+        _hit(4, "c9", "another passage", ["x30"], page=2),
+        _hit(5, "c12", "a third passage", ["x41"], page=3),
+        _hit(6, "c15", "never needed", ["x50"], page=4),
+    ]
+    read: list[str] = []
+    monkeypatch.setattr(
+        search,
+        "_with_evidence",
+        lambda store, q, hits, size: read.extend(h.primary_key for h in hits) or hits,
+    )
+    kept = _distinct_cited(None, None, ranked, limit=3, size=700)
+    assert [h.primary_key for h in kept] == ["c1", "c9", "c12"]
+    assert [h.rank for h in kept] == [1, 2, 3]
+    assert [p.primary_key for p in kept[0].also] == ["c2", "p1"]
+    assert read == ["c1", "c2", "p1", "c9", "c12"]  # never c15
+
+
+def test_a_page_shown_again_is_marked_and_each_group_reads_by_score(sample_store):
+    """Each page's best hit comes before any page's further hits, which say so: a score above
+    an earlier one is never unexplained."""
+    hits = hybrid_search(sample_store, "what the sample documents describe", limit=30).hits
+    again = [h for h in hits if h.again]
+    assert again, "the sample documents have too few pages for a page to come back"
+    firsts = [h for h in hits if not h.again]
+    assert hits == firsts + again  # every page's best hit before any further one
+    for group in (firsts, again):
+        scores = [h.score for h in group]
+        assert scores == sorted(scores, reverse=True)
