@@ -8,6 +8,7 @@ import pytest
 
 from docsym.indexer.pipeline import index_paths
 from docsym.storage.backends import open_store
+from docsym.tools.passages import read_passage
 from docsym.tools.search import SearchHit, _distinct_cited, hybrid_search, vector_search
 
 REPEATED = (
@@ -108,3 +109,15 @@ def test_a_page_shown_again_is_marked_and_each_group_reads_by_score(sample_store
     for group in (firsts, again):
         scores = [h.score for h in group]
         assert scores == sorted(scores, reverse=True)
+
+
+def test_the_next_step_after_a_hit_without_pages_is_a_tool_that_reads_it(repeating_store):
+    """A Markdown hit has no page image to view: the hint reads the passage around it."""
+    result = hybrid_search(repeating_store, "How often is the cooling tower basin drained?")
+    top = result.hits[0]
+    assert top.page_number is None
+    assert "view_page" not in result.note
+    assert top.table_name == "chunks"
+    assert f"read_passage(id='{top.primary_key}', before=1, after=1)" in result.note
+    passage = read_passage(repeating_store, top.primary_key, before=1, after=1)
+    assert "fourteen days" in passage.model_dump_json()

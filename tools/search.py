@@ -28,6 +28,7 @@ MAX_LIMIT = 100
 HIT_TEXT_CHARS = 700  # a hit's text is trimmed; fetch the row with run_sql for all of it
 RESULT_TEXT_CHARS = 16_000  # all hits together stay well under what MCP clients accept
 CANDIDATES = 100
+_PASSAGE_TABLES = ("chunks", "sections", "pages", "sentences")  # what read_passage reads
 MAX_RANKED = 4 * MAX_LIMIT  # hits ranked at most to find ``limit`` distinct ones
 
 # The views hybrid_search reads when none are given (see docs/ARCHITECTURE.md for why).
@@ -227,13 +228,23 @@ def _result(query: str, mode: str, hits: list[SearchHit]) -> SearchResult:
     if hits:
         top = hits[0]
         key = table(top.table_name).primary_key
+        row = f"run_sql(\"SELECT * FROM {top.table_name} WHERE {key} = '{top.primary_key}'\")"
         note = (
-            f"Next: run_sql(\"SELECT * FROM {top.table_name} WHERE {key} = '{top.primary_key}'\") "
-            f"for the whole row; view_page(doc_id='{top.doc_id}', page_number={top.page_number}"
-            + (f", bounding_box={top.bbox}" if top.bbox else "")
-            + ") to see it; a filter such as doc_id == '...' narrows the next search."
+            f"Next: {row} for the whole row; {_where_to_read(top)}; a filter such as "
+            "doc_id == '...' narrows the next search."
         )
     return SearchResult(query=query, mode=mode, hits=hits, note=note)
+
+
+def _where_to_read(hit: SearchHit) -> str:
+    """The tool that shows a hit in place: its page where the format has pages, else the
+    passage around it or the document's outline (DOCX, HTML and Markdown have no page images)."""
+    if hit.page_number is not None:
+        box = f", bounding_box={hit.bbox}" if hit.bbox else ""
+        return f"view_page(doc_id='{hit.doc_id}', page_number={hit.page_number}{box}) to see it"
+    if hit.table_name in _PASSAGE_TABLES:
+        return f"read_passage(id='{hit.primary_key}', before=1, after=1) for the text around it"
+    return f"get_outline(doc_id='{hit.doc_id}') for where it stands (this format has no pages)"
 
 
 def _check_query(query: str, limit: int) -> None:
