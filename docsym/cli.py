@@ -122,6 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="read files and folders that links lead to outside the paths given (skipped and "
         "reported by default)",
     )
+    p.add_argument(
+        "--keyword-only",
+        action="store_true",
+        help="write the documents searchable by keyword and stop before their vectors (the "
+        "slow part); the next run without it adds them, parsing nothing again",
+    )
     p.set_defaults(run=_cmd_index)
 
     def as_json(p: argparse.ArgumentParser) -> None:
@@ -265,6 +271,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 dask=args.dask,
                 follow_links=args.follow_links,
+                vectors=not args.keyword_only,
             )
     except (FileNotFoundError, IndexLockedError) as exc:
         err.print(f"[red]error[/]: {exc}")
@@ -311,6 +318,11 @@ def _cmd_status(args: argparse.Namespace) -> int:
         return 0
     rows = list(status.row_counts.items())
     print_table(("view", "rows"), rows, title=f"docsym index {status.index}", right=("rows",))
+    if status.awaiting_vectors:
+        print(
+            f"{status.awaiting_vectors} document(s) searchable by keyword only: their vectors "
+            "are still being written (docsym index finishes them)."
+        )
     return 0
 
 
@@ -499,6 +511,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
         lines.append(
             f"{result.unpublished} entries past the published generation (hidden from every "
             "tool; the next index run removes them)"
+        )
+    if result.awaiting_vectors:
+        lines.append(
+            f"{result.awaiting_vectors} document(s) searchable by keyword only, their vectors "
+            "still to be written (the next index run writes them)"
         )
     lines += [f"missing {item}" for item in result.missing]
     lines += [f"orphan {item}" for item in result.orphans]

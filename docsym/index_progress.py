@@ -78,6 +78,10 @@ class RichProgress:
         self._done += 1
         self._update(files=f"{self._done}/{self._files} files")
 
+    def vectors(self, done: int, total: int) -> None:
+        # Files are searchable once written; their vectors follow.
+        self._update(file=f"vectors {done}/{total} documents")
+
     def pages(self, count: PageCount) -> None:
         # The run's own rate, not rich's: rich forgets its speed whenever the total changes,
         # and the estimated total changes as each file is opened.
@@ -97,7 +101,8 @@ class RichProgress:
 
 
 class LineProgress:
-    """One plain line per document (a log, a pipe): files done of all, seconds, pages, path."""
+    """One plain line per document (a log, a pipe): files done of all, seconds, pages, path;
+    then one as each document's vectors are written."""
 
     def __init__(self) -> None:
         self._started: dict[Path, float] = {}
@@ -122,6 +127,9 @@ class LineProgress:
 
     def pages(self, count: PageCount) -> None:
         pass
+
+    def vectors(self, done: int, total: int) -> None:
+        print(f"vectors written: {done}/{total} documents", file=sys.stderr, flush=True)
 
     def file_done(self, path: Path, pages: int) -> None:
         self._done += 1

@@ -12,14 +12,12 @@ BM25 indexes every entry's full text regardless.
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 import numpy as np
 
 from docsym.indexer.chunking import TextUnit, chunk_units, count_tokens
 from docsym.models.encoder import MAX_TOKENS, Encoder
 from docsym.storage.rows import DocumentRows, Table
-from docsym.storage.schema import ChunkRow, PageRow, encodable_columns, table
+from docsym.storage.schema import PoolMembers, encodable_columns, table
 from docsym.storage.vectors import Entry
 
 POOLED = {("pages", "text"), ("sections", "content")}
@@ -56,26 +54,11 @@ def _page_column(view: Table) -> str | None:
     return next((name for name in ("page_number", "page_start") if name in names), None)
 
 
-def embed_entries(
-    entries: list[Entry],
-    rows: DocumentRows,
-    encoder: Encoder,
-    known: dict[str, np.ndarray] | None = None,
-) -> np.ndarray:
-    """A (len(entries), dim) matrix of L2-normalised vectors.
-
-    ``known`` holds vectors already computed for some texts (entity names, encoded for entity
-    resolution): those are not encoded again.
-    """
-    known = known or {}
-    vectors: dict[int, np.ndarray] = {
-        i: known[e.text] for i, e in enumerate(entries) if e.text in known
-    }
-    direct = [
-        i
-        for i, e in enumerate(entries)
-        if (e.table_name, e.column_name) not in POOLED and i not in vectors
-    ]
+def embed_entries(entries: list[Entry], members: PoolMembers, encoder: Encoder) -> np.ndarray:
+    """A (len(entries), dim) matrix of L2-normalised vectors; a pooled entry (page text,
+    section content) is the mean of its ``members``' chunk vectors."""
+    vectors: dict[int, np.ndarray] = {}
+    direct = [i for i, e in enumerate(entries) if (e.table_name, e.column_name) not in POOLED]
     for i, vector in zip(
         direct, encode_texts([entries[i].text for i in direct], encoder), strict=True
     ):
@@ -85,7 +68,10 @@ def embed_entries(
         for i, vector in vectors.items()
         if (entries[i].table_name, entries[i].column_name) == ("chunks", "text")
     }
-    pools = _pools(rows, chunk_vectors)
+    pools = {
+        key: [chunk_vectors[c] for c in chunks if c in chunk_vectors]
+        for key, chunks in members.items()
+    }
     missing = [i for i, e in enumerate(entries) if i not in vectors and not pools.get(_key(e))]
     fallback = encode_texts(
         [entries[i].text for i in missing], encoder, max_pieces=MAX_PIECES_UNPOOLED
@@ -124,25 +110,6 @@ def encode_texts(texts: list[str], encoder: Encoder, max_pieces: int | None = No
 
 def _key(entry: Entry) -> tuple[str, str]:
     return entry.table_name, entry.primary_key
-
-
-def _pools(rows: DocumentRows, chunk_vectors: dict[str, np.ndarray]) -> dict:
-    pools: dict[tuple[str, str], list[np.ndarray]] = defaultdict(list)
-    page_ids = {(p.doc_id, p.page_number): p.page_id for p in rows.of(PageRow)}
-    for chunk in rows.of(ChunkRow):
-        vector = chunk_vectors.get(chunk.chunk_id)
-        if vector is None:
-            continue
-        if chunk.section_id:
-            pools[("sections", chunk.section_id)].append(vector)
-        if chunk.page_number is None:  # formats without pages (DOCX, HTML, Markdown)
-            continue
-        last = chunk.page_end if chunk.page_end is not None else chunk.page_number
-        for page in range(chunk.page_number, last + 1):
-            page_id = page_ids.get((chunk.doc_id, page))
-            if page_id:
-                pools[("pages", page_id)].append(vector)
-    return pools
 
 
 def _normalise(vector: np.ndarray) -> np.ndarray:

@@ -58,7 +58,6 @@ class _Relation:
 @dataclass
 class GraphBuild:
     rows: DocumentRows  # entities, relations, entity_links
-    vectors: dict[str, np.ndarray]  # entity name -> vector, reusable by the embedding step
     stats: dict[str, int]
 
 
@@ -87,7 +86,7 @@ def build_graph(
             builder.sentence(node, kind, sentence, mentions)
         if extra:
             builder.typed_node(node, extra)
-    return GraphBuild(builder.rows(), vectors, builder.stats())
+    return GraphBuild(builder.rows(), builder.stats())
 
 
 @dataclass(frozen=True)

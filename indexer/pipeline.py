@@ -1,21 +1,25 @@
 """``docsym index``: discover files, skip unchanged ones, prepare each in a worker process under
 a budget (``indexer/workers.py``), and write them one at a time, in the order they are ready.
 
-The indexing process itself only plans, writes and publishes: a file that hangs or exhausts its
-parser costs that file, never the run, and what the run committed is published while it waits.
-With ``dask``, a Dask cluster's workers prepare the files instead."""
+Each document is written in two stages: its rows and keyword entries as soon as a worker has
+prepared it (published at once for the run's first document, then every DOCSYM_PUBLISH_SECONDS
+and when the last file is written), then its vectors, encoded on a thread of this process while
+the workers parse the next files (``indexer/dense_stage.py``). A file that hangs or exhausts its
+parser costs that file, never the run. With ``dask``, a Dask cluster's workers prepare the files
+instead."""
 
 from __future__ import annotations
 
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from docsym.indexer.dense_stage import DenseStage
 from docsym.indexer.discover import DOCLING_FORMATS, discover, doc_id_for, file_format, sha256_of
 from docsym.indexer.limits import FileLimits
 from docsym.indexer.ocr import PROCESS_MB as OCR_PROCESS_MB
@@ -48,8 +52,9 @@ class IndexReport:
     figures: int = 0
     equations: int = 0
     elapsed: float = 0.0
-    # Time spent per stage, summed over documents (parse, summaries, graph, encode, write).
-    # With workers the stages overlap, so they add up to more than ``elapsed``.
+    # Time spent per stage, summed over documents (parse, summaries, graph, write, encode).
+    # The stages overlap (workers, and the encoder's thread), so they add up to more than
+    # ``elapsed``.
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -62,7 +67,12 @@ class Progress:
 
     def start(self, files: int) -> None: ...
     def file_started(self, path: Path) -> None: ...
-    def file_done(self, path: Path, pages: int) -> None: ...
+    def file_done(self, path: Path, pages: int) -> None:
+        """The file is written and searchable by keyword (its vectors may still be coming)."""
+
+    def vectors(self, done: int, total: int) -> None:
+        """Documents whose vectors are written, of those this run has to encode."""
+
     def ocr_page(self, path: Path, done: int, total: int) -> None: ...
     def pages(self, count: PageCount) -> None:
         """The run's pages done and to do, after every step a worker reports (indexer/progress.py
@@ -80,12 +90,14 @@ def index_paths(
     workers: int = 1,
     dask: str | None = None,
     follow_links: bool = False,
+    vectors: bool = True,
 ) -> IndexReport:
     """Index the files under ``paths`` into ``target``, an index directory or a
     ``postgresql://`` store URL; ``ocr`` overrides DOCSYM_OCR. ``workers`` processes prepare
     files at once; with ``dask`` (a scheduler address, or "local" for a LocalCluster of
     ``workers`` processes) a Dask cluster's workers do. Links leading outside ``paths`` are
-    followed only with ``follow_links``."""
+    followed only with ``follow_links``. Without ``vectors`` the run stops after the first
+    stage: its documents are searchable by keyword, and the next run adds their vectors."""
     started = time.perf_counter()
     progress = progress or Progress()
     report = IndexReport()
@@ -94,36 +106,55 @@ def index_paths(
     setup = _setup(model_name, ocr, target, workers)
     sink = open_sink(target, setup.model_name or get_settings().model)
     failed = True
+    dense: DenseStage | None = None
     try:
         stale = sink.stale()
         if sink.needs_reindex:
             stale |= {doc_id for doc_id, _ in sink.documents_by_path().values()}
         plans = _plan(found.files, sink.documents_by_path(), stale, report)
         progress.start(len(plans))
+        dense = DenseStage(sink, setup.model_name, get_settings().encoder_threads, progress.vectors)
+        if vectors:
+            for doc_id in sorted(sink.awaiting_vectors() - stale):  # left by a stopped run
+                dense.add(doc_id)
         meter = PageMeter({str(plan.path): _size(plan.path) for plan in plans})
+        to_write = len(plans)
+        sink.waiting(to_write)
         with ExitStack() as stack:
             claims = _Claims(sink, stack)
             taken = _announced(claims.take(_in_order(plans, workers)), progress)
+            steps = _Steps(progress, meter)
             ready = (
                 _on_dask(taken, stack, setup, workers, dask)
                 if dask
-                else _in_workers(taken, stack, setup, workers, sink, _Steps(progress, meter))
+                else _in_workers(taken, stack, setup, workers, _waiting(sink, dense), steps)
             )
             for prepared in ready:
-                _write(prepared, sink, report)
+                if _write(prepared, sink, report) and vectors:
+                    dense.add(prepared.plan.doc_id)
+                    sink.publish_if_due(now=len(report.added) + len(report.updated) == 1)
                 claims.release(prepared.plan)
+                to_write -= 1
+                sink.waiting(to_write)
                 _finished(progress, meter, prepared.plan.path, prepared.pages)
+                dense.step()
                 del prepared
                 give_back_free_memory()  # a large document's rows, freed, go back at once
             for plan in claims.done:
                 report.unchanged.append(readable(plan.path))
                 _finished(progress, meter, plan.path, 0)
+        sink.waiting(0)
         if prune:
             _prune(sink, report)
+        sink.publish_if_due(now=True)  # every file searchable; the vectors follow
+        dense.finish()
+        _dense_report(dense, sink, report)
         if sink.needs_reindex:
             sink.reindex_done()
         failed = False
     finally:
+        if dense is not None:
+            dense.close()
         sink.close(failed)
     report.elapsed = time.perf_counter() - started
     return report
@@ -193,13 +224,39 @@ def _in_workers(
     stack: ExitStack,
     setup: WorkerSetup,
     workers: int,
-    sink: Sink,
+    while_waiting: Callable[[], None],
     on_step: _Steps,
 ) -> Iterator[Prepared]:
     pool = WorkerPool(workers, setup, budget_from_settings(), on_step)
     stack.callback(pool.close)
-    # While a file is prepared, what the run committed is published on time.
-    return pool.prepare_all(plans, while_waiting=sink.publish_if_due)
+    return pool.prepare_all(plans, while_waiting=while_waiting)
+
+
+def _waiting(sink: Sink, dense: DenseStage) -> Callable[[], None]:
+    """While a file is prepared: publish what the run committed on time, write the vectors the
+    encoder finished and give it the next document."""
+
+    def tick() -> None:
+        sink.publish_if_due()
+        dense.step()
+
+    return tick
+
+
+def _dense_report(dense: DenseStage, sink: Sink, report: IndexReport) -> None:
+    if dense.seconds:
+        report.seconds["encode"] = dense.seconds
+    if dense.failures:
+        paths = {doc_id: path for path, (doc_id, _) in sink.documents_by_path().items()}
+        for doc_id, why in dense.failures:
+            shown = readable(Path(paths[doc_id])) if doc_id in paths else doc_id
+            report.warnings.append(
+                (
+                    shown,
+                    f"searchable by keyword only: its vectors failed ({why}); "
+                    "the next docsym index run encodes them again",
+                )
+            )
 
 
 def _on_dask(
@@ -282,22 +339,23 @@ class _Claims:
         self.held.clear()
 
 
-def _write(prepared: Prepared, sink: Sink, report: IndexReport) -> None:
+def _write(prepared: Prepared, sink: Sink, report: IndexReport) -> bool:
+    """Write a prepared file's first stage; whether it was written."""
     path = readable(prepared.plan.path)
     if prepared.failure is not None:
         report.failed.append((path, prepared.failure))
-        return
+        return False
     plan = prepared.plan
-    assert prepared.rows is not None and prepared.vectors is not None
+    assert prepared.rows is not None
     started = time.perf_counter()
     try:
-        sink.write(prepared.rows, plan.doc_id, plan.replaces, prepared.entries, prepared.vectors)
+        sink.write(prepared.rows, plan.doc_id, plan.replaces, prepared.entries)
     except SinkBroken:
         raise
     except Exception as exc:  # nothing of it was written; the next file may well be
         log.exception("writing %s failed", path)
         report.failed.append((path, f"could not be written: {type(exc).__name__}: {exc}"))
-        return
+        return False
     for stage, seconds in [*prepared.seconds.items(), ("write", time.perf_counter() - started)]:
         report.seconds[stage] = report.seconds.get(stage, 0.0) + seconds
     (report.updated if plan.is_update else report.added).append(path)
@@ -309,6 +367,7 @@ def _write(prepared: Prepared, sink: Sink, report: IndexReport) -> None:
     report.tables += prepared.tables
     report.figures += prepared.figures
     report.equations += prepared.equations
+    return True
 
 
 def _plan(

@@ -12,8 +12,6 @@ from docsym.indexer.limits import FileLimits
 from docsym.runtime.settings import OcrMode
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from docsym.storage.rows import DocumentRows
     from docsym.storage.vectors import Entry
 
@@ -33,7 +31,6 @@ class Prepared:
     failure: str | None = None  # why the file could not be read; nothing to write then
     rows: DocumentRows | None = None
     entries: list[Entry] = field(default_factory=list)
-    vectors: np.ndarray | None = None
     warnings: list[str] = field(default_factory=list)
     no_text: bool = False
     pages: int = 0

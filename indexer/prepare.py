@@ -1,6 +1,7 @@
-"""One file -> everything a sink writes: its rows, entries and their vectors, and what the run
-report says of it. Runs in worker processes (``indexer/workers.py``, or Dask workers with
-``docsym index --dask``) while the indexing process writes what they return."""
+"""One file -> the first stage of its index: its rows and search entries, and what the run
+report says of it (its vectors follow in the indexing process: ``indexer/dense_stage.py``).
+Runs in worker processes (``indexer/workers.py``, or Dask workers with ``docsym index
+--dask``) while the indexing process writes what they return."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from docsym.indexer.discover import DOCLING_FORMATS, doc_id_for, file_format, sha256_of
-from docsym.indexer.embedding import build_entries, embed_entries
+from docsym.indexer.embedding import build_entries
 from docsym.indexer.errors import ParseError
 from docsym.indexer.graph import build_graph
 from docsym.indexer.limits import FileLimits, check_file
@@ -77,7 +78,7 @@ def refusal(plan: FilePlan, limits: FileLimits) -> str | None:
 
 
 def prepare(plan: FilePlan, state: WorkerState, beat: Beat | None = None) -> Prepared:
-    """Read, summarise, link and embed one file (its input limits already checked). A file that
+    """Read, summarise and link one file (its input limits already checked). A file that
     cannot be read comes back with its ``failure``; a file rewritten while it was read is read
     again, so what is indexed is the content its sha256 and doc_id name. Running out of memory
     raises ``MemoryError``, whichever library ran out."""
@@ -147,14 +148,10 @@ def _finish(
     with _stage(seconds, "graph", beat):
         graph = build_graph(plan.doc_id, views, encoder.encode, encoder.dim)
         rows = views.merged(graph.rows)
-    with _stage(seconds, "encode", beat):
-        entries = build_entries(rows)
-        vectors = embed_entries(entries, rows, encoder, graph.vectors)
     return Prepared(
         plan,
         rows=rows,
-        entries=entries,
-        vectors=vectors,
+        entries=build_entries(rows),
         seconds=seconds,
         warnings=[f"LLM summariser: {e}" for e in summaries.llm_errors]
         + [w for w in parsed.warnings if w != NO_TEXT_WARNING],

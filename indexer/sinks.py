@@ -1,12 +1,13 @@
 """Where indexed documents go: the index directory or the shared PostgreSQL store.
 
-Both take one document at a time (its rows, its entries and their vectors) and keep the two
-sides of the index in step; the pipeline does not know which it writes to.
+Both take a document in two stages: its rows and entries (searchable by keyword once
+published), then its entries' vectors (``indexer/dense_stage.py``); they keep the two sides of
+the index in step, and the pipeline does not know which it writes to.
 
 - ``DirectorySink``: the DuckDB writer (a private copy, published atomically) and
   ``vectors.sqlite`` (entries stamped with the generation that published them).
-- ``PostgresSink``: one transaction per document holds its rows and its vectors; there is
-  nothing to publish and nothing to reconcile after a killed run.
+- ``PostgresSink``: one transaction per stage of a document; there is nothing to publish and
+  nothing to reconcile after a killed run.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from docsym.runtime.settings import get_settings
 from docsym.storage import ids
 from docsym.storage.paths import IndexPaths, is_store_url
 from docsym.storage.rows import DocumentRows
+from docsym.storage.schema import POOL_MEMBERS_SQL, PoolMembers, pool_members
 from docsym.storage.vectors import Entry, VectorStore
 from docsym.storage.writer import IndexWriter
 
@@ -51,7 +53,7 @@ def ocr_cache_path(target: Path | str) -> Path:
 
 
 class Sink(ABC):
-    """Takes documents one at a time, with their entries and vectors."""
+    """Takes documents one at a time: rows and entries, then the entries' vectors."""
 
     model_name: str
     collection: str  # where the model's vectors go
@@ -59,24 +61,41 @@ class Sink(ABC):
     _collection_ready = False
 
     def write(
-        self,
-        rows: DocumentRows,
-        doc_id: str,
-        replaces: list[str],
-        entries: list[Entry],
-        matrix: np.ndarray,
+        self, rows: DocumentRows, doc_id: str, replaces: list[str], entries: list[Entry]
     ) -> None:
-        """Replace ``replaces`` (and the document's own earlier rows) with the document:
-        ``rows``, and ``entries`` with their vectors (``matrix[i]`` for ``entries[i]``), all
-        or nothing."""
+        """The first stage of a document: replace ``replaces`` (and the document's own earlier
+        rows) with ``rows`` and ``entries``, all or nothing. Once published it is searchable by
+        keyword; its vectors follow (``write_vectors``)."""
+        self._put(rows, doc_id, replaces, entries)
+
+    def write_vectors(self, doc_id: str, ids: list[int], matrix: np.ndarray) -> None:
+        """The second stage: the vectors of the document's entries ``ids`` (as ``entries_of``
+        listed them), ``matrix[i]`` for ``ids[i]``."""
         if not self._collection_ready:
             self._ensure_collection(self.collection, self.model_name, int(matrix.shape[1]))
             self._collection_ready = True
-        self._put(rows, doc_id, replaces, entries, {self.collection: matrix})
+        self._add_vectors(doc_id, ids, matrix)
 
     @abstractmethod
-    def publish_if_due(self) -> None:
-        """Let readers see what was written, if it is time to."""
+    def waiting(self, files: int) -> None:
+        """How many of this run's files are not written yet, for readers to say the index is
+        still growing (``storage/run_state.py``); 0 when the run has written them all."""
+
+    @abstractmethod
+    def awaiting_vectors(self) -> set[str]:
+        """Documents written (first stage) whose vectors are not written yet."""
+
+    @abstractmethod
+    def entries_of(self, doc_id: str) -> list[tuple[int, Entry]]:
+        """The document's entries with their ids, in the order they were written."""
+
+    @abstractmethod
+    def pool_members(self, doc_id: str) -> PoolMembers:
+        """The chunks each of the document's pages and sections holds."""
+
+    @abstractmethod
+    def publish_if_due(self, now: bool = False) -> None:
+        """Let readers see what was written, if it is time to (or ``now``)."""
 
     @contextmanager
     def claim(self, doc_id: str, sha256: str, *, wait: bool) -> Iterator[Claim]:
@@ -91,7 +110,7 @@ class Sink(ABC):
 
     @abstractmethod
     def stale(self) -> set[str]:
-        """Documents that must be indexed again (their vectors are missing)."""
+        """Documents that must be indexed again (their entries are missing)."""
 
     @abstractmethod
     def remove(self, doc_ids: list[str]) -> None: ...
@@ -107,13 +126,11 @@ class Sink(ABC):
 
     @abstractmethod
     def _put(
-        self,
-        rows: DocumentRows,
-        doc_id: str,
-        replaces: list[str],
-        entries: list[Entry],
-        vectors: dict[str, np.ndarray],
+        self, rows: DocumentRows, doc_id: str, replaces: list[str], entries: list[Entry]
     ) -> None: ...
+
+    @abstractmethod
+    def _add_vectors(self, doc_id: str, ids: list[int], matrix: np.ndarray) -> None: ...
 
 
 class DirectorySink(Sink):
@@ -137,8 +154,9 @@ class DirectorySink(Sink):
 
     def stale(self) -> set[str]:
         """Undo what a killed run wrote to the vector file after the last publish, drop
-        entries of documents the database lacks; return the documents whose vectors are
-        missing, so they get indexed again."""
+        entries of documents the database lacks; return the documents whose entries are
+        missing, so they get indexed again (those with entries but no vectors only await
+        their dense stage)."""
         self.vectors.discard_unpublished(self.writer.published)
         self.vectors.generation = self.writer.generation
         # Entity keys of before schema version 7 (storage/ids.py), as its migration rewrote the
@@ -146,12 +164,30 @@ class DirectorySink(Sink):
         self.vectors.rekey("entities", "*-e[0-9]*", lambda key: ids.current(key, "entity"))
         in_db = {doc_id for doc_id, _ in self.writer.documents_by_path().values()}
         self.vectors.remove_documents(self.vectors.doc_ids() - in_db)
-        return in_db - self.vectors.embedded_doc_ids(self.collection)
+        return in_db - self.vectors.embedded_doc_ids(self.collection) - self.awaiting_vectors()
+
+    def waiting(self, files: int) -> None:
+        self.writer.waiting_files = files  # recorded with the next publish
+
+    def awaiting_vectors(self) -> set[str]:
+        return self.vectors.awaiting_vectors(self.collection)
+
+    def entries_of(self, doc_id: str) -> list[tuple[int, Entry]]:
+        return self.vectors.entries_of(doc_id)
+
+    def pool_members(self, doc_id: str) -> PoolMembers:
+        found = self.writer.con.execute(POOL_MEMBERS_SQL, [doc_id, doc_id]).fetchall()
+        return pool_members(found)
+
+    def _add_vectors(self, doc_id: str, ids: list[int], matrix: np.ndarray) -> None:
+        if self._broken:
+            raise SinkBroken(self._broken)
+        self.vectors.add_vectors(doc_id, self.collection, ids, matrix)
 
     def _ensure_collection(self, name: str, model: str, dim: int) -> None:
         self.vectors.ensure_collection(name, model, dim)
 
-    def _put(self, rows, doc_id, replaces, entries, vectors) -> None:
+    def _put(self, rows, doc_id, replaces, entries) -> None:
         """The vector transaction holds the DuckDB one: a failure in either rolls both back.
         Only if the vector commit fails after the rows committed do the two disagree; then the
         run stops and publishes nothing more, so readers never see it."""
@@ -159,7 +195,7 @@ class DirectorySink(Sink):
             raise SinkBroken(self._broken)
         rows_committed = False
         try:
-            with self.vectors.replacing_documents([doc_id, *replaces], entries, vectors):
+            with self.vectors.replacing_documents([doc_id, *replaces], entries, {}):
                 with self.writer.writing_document(rows, replaces):
                     pass
                 rows_committed = True
@@ -170,9 +206,9 @@ class DirectorySink(Sink):
             raise
         self.writer.publish_if_due()
 
-    def publish_if_due(self) -> None:
+    def publish_if_due(self, now: bool = False) -> None:
         if not self._broken:
-            self.writer.publish_if_due()
+            self.writer.publish_if_due(now)
 
     def remove(self, doc_ids: list[str]) -> None:
         self.writer.remove_documents(doc_ids)
@@ -207,13 +243,28 @@ class PostgresSink(Sink):
         return self.writer.documents_by_path()
 
     def stale(self) -> set[str]:
-        return set()  # a document and its vectors are committed together
+        return set()  # a document's rows and entries are committed together
+
+    def waiting(self, files: int) -> None:
+        self.writer.record_waiting(files)
+
+    def awaiting_vectors(self) -> set[str]:
+        return self.writer.awaiting_vectors(self.collection)
+
+    def entries_of(self, doc_id: str) -> list[tuple[int, Entry]]:
+        return self.writer.entries_of(doc_id)
+
+    def pool_members(self, doc_id: str) -> PoolMembers:
+        return self.writer.pool_members(doc_id)
+
+    def _add_vectors(self, doc_id: str, ids: list[int], matrix: np.ndarray) -> None:
+        self.writer.add_vectors(doc_id, self.collection, ids, matrix)
 
     def _ensure_collection(self, name: str, model: str, dim: int) -> None:
         self.writer.ensure_collection(name, model, dim)
 
-    def _put(self, rows, doc_id, replaces, entries, vectors) -> None:
-        self.writer.write_document(rows, entries, vectors, replaces)
+    def _put(self, rows, doc_id, replaces, entries) -> None:
+        self.writer.write_document(rows, entries, {}, replaces)
 
     @contextmanager
     def claim(self, doc_id: str, sha256: str, *, wait: bool) -> Iterator[Claim]:
@@ -225,7 +276,7 @@ class PostgresSink(Sink):
             else:
                 yield "mine"
 
-    def publish_if_due(self) -> None:
+    def publish_if_due(self, now: bool = False) -> None:
         pass  # each document is seen by readers as its transaction commits
 
     def remove(self, doc_ids: list[str]) -> None:

@@ -15,18 +15,19 @@ import threading
 from pathlib import Path
 
 import apsw
+import duckdb
 import numpy as np
 
 from docsym.language.terms import search_words
 from docsym.runtime.settings import get_settings
-from docsym.storage import generations
+from docsym.storage import generations, run_state, schema
 from docsym.storage.bm25_search import Bm25Search
 from docsym.storage.paths import IndexNotFoundError, IndexPaths
 from docsym.storage.reader import IndexReader
 from docsym.storage.sql_pool import SqlLimits, SqlPool, SqlRows
 from docsym.storage.store import EntryRow, Store
 from docsym.storage.vector_index import VectorIndex, load_from_sqlite
-from docsym.storage.vectors import BM25, connect, vec_table
+from docsym.storage.vectors import BM25, awaiting_vectors, connect, vec_table
 
 SUBSETS = 16  # filters whose matching entry ids dense search keeps
 
@@ -216,6 +217,25 @@ class DirectoryStore(Store):
         source = BM25 if kind == "fts5" else vec_table(collection)
         with self._lock:
             return {r[0] for r in self._vectors().execute(f"SELECT rowid FROM {source}")}
+
+    def awaiting_vectors(self) -> frozenset[str]:
+        return self.derived("awaiting_vectors", DirectoryStore._read_awaiting)
+
+    def _read_awaiting(self) -> frozenset[str]:
+        dense = [name for name, (kind, _, _) in self.collections().items() if kind == "vec0"]
+        with self._lock:
+            return frozenset(awaiting_vectors(self._vectors(), dense, self.visible()))
+
+    def files_waiting(self) -> int:
+        try:
+            recorded = (
+                self.sql()
+                .execute(f"SELECT value FROM {schema.META_TABLE} WHERE key = ?", [run_state.KEY])
+                .fetchone()
+            )
+        except duckdb.CatalogException:  # an index older than its bookkeeping table
+            return 0
+        return run_state.files_of(recorded[0] if recorded else None)
 
     def hidden_entries(self) -> int:
         with self._lock:

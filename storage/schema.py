@@ -533,6 +533,30 @@ def keyword_columns() -> set[tuple[str, str]]:
     return {(t.name, c.name) for t in TABLES for c in t.columns if c.encodable and c.keyword}
 
 
+# A pooled entry (a page's text, a section's content) -> the chunks whose vectors it averages.
+PoolMembers = dict[tuple[str, str], list[str]]
+
+# The chunks of one document each page and section holds, for pooling their vectors (the dense
+# stage reads them back from the store, so a later run can finish it without parsing again).
+POOL_MEMBERS_SQL = """
+    SELECT 'sections', section_id, chunk_id FROM chunks
+     WHERE doc_id = ? AND section_id IS NOT NULL
+    UNION ALL
+    SELECT 'pages', p.page_id, c.chunk_id FROM chunks c
+      JOIN pages p ON p.doc_id = c.doc_id
+       AND p.page_number BETWEEN c.page_number AND COALESCE(c.page_end, c.page_number)
+     WHERE c.doc_id = ?
+"""
+
+
+def pool_members(rows: list[tuple[str, str, str]]) -> PoolMembers:
+    """``POOL_MEMBERS_SQL``'s rows as a map."""
+    members: PoolMembers = {}
+    for view_name, key, chunk_id in rows:
+        members.setdefault((view_name, key), []).append(chunk_id)
+    return members
+
+
 def create_table(t: Table, sql_type: Callable[[str], str] = str) -> list[str]:
     """CREATE statements for one table and its indexes (idempotent); ``sql_type`` names a
     column type in another engine's words."""

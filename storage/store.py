@@ -113,6 +113,15 @@ class Store(ABC):
     def collection_ids(self, collection: str) -> set[int]:
         """The entry ids a collection holds (keyword index or vectors), for ``docsym check``."""
 
+    @abstractmethod
+    def awaiting_vectors(self) -> frozenset[str]:
+        """Documents readers see whose vectors are not written yet: searchable by keyword only
+        until the indexer's dense stage reaches them (``indexer/dense_stage.py``)."""
+
+    def files_waiting(self) -> int:
+        """Files a running index run has not yet made searchable (``storage/run_state.py``)."""
+        return 0
+
     def hidden_entries(self) -> int:
         """Entries written but not yet visible to readers (none where writes are atomic)."""
         return 0

@@ -55,6 +55,19 @@ def connect(path: Path, *, readonly: bool = False) -> apsw.Connection:
     return con
 
 
+def awaiting_vectors(con: apsw.Connection, collections: list[str], live: str) -> set[str]:
+    """Documents with entries (those ``live``: an SQL condition on ``e``, e.g. a reader's
+    generation) but no vectors recorded in any of ``collections``: searchable by keyword,
+    their dense stage still to come."""
+    marks = ", ".join("?" for _ in collections)
+    rows = con.execute(
+        f"SELECT DISTINCT e.doc_id FROM entries e WHERE {live} AND e.doc_id NOT IN "
+        f"(SELECT doc_id FROM embedded_docs WHERE collection IN ({marks}))",
+        tuple(collections),
+    )
+    return {r[0] for r in rows}
+
+
 def vec_table(collection: str) -> str:
     if not re.fullmatch(r"[a-z0-9_]+", collection):
         raise ValueError(f"bad collection name {collection!r}")
@@ -301,6 +314,34 @@ class VectorStore:
         for name in self.dense_collections():
             self.con.executemany(f"DELETE FROM {vec_table(name)} WHERE rowid = ?", ids)
         self.con.executemany("DELETE FROM entries WHERE id = ?", ids)
+
+    def add_vectors(self, doc_id: str, collection: str, ids: list[int], matrix: np.ndarray) -> None:
+        """The second stage of writing a document: the vectors of its entries ``ids`` (as
+        ``entries_of`` listed them), recorded complete in ``collection``. No publish is needed:
+        the entries are already stamped, and readers see the vectors of entries they see."""
+        matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        with self.con:
+            self.con.executemany(
+                f"INSERT INTO {vec_table(collection)} (rowid, embedding) VALUES (?, ?)",
+                [(i, matrix[n].tobytes()) for n, i in enumerate(ids)],
+            )
+            self.con.execute(
+                "INSERT OR REPLACE INTO embedded_docs VALUES (?, ?, ?)",
+                (doc_id, collection, len(ids)),
+            )
+
+    def entries_of(self, doc_id: str) -> list[tuple[int, Entry]]:
+        """The live entries of ``doc_id`` with their ids, in the order they were written."""
+        rows = self.con.execute(
+            "SELECT id, table_name, column_name, primary_key, doc_id, page_number, text "
+            "FROM entries WHERE doc_id = ? AND died IS NULL ORDER BY id",
+            (doc_id,),
+        )
+        return [(r[0], Entry(*r[1:])) for r in rows]
+
+    def awaiting_vectors(self, collection: str) -> set[str]:
+        """Documents with live entries but no vectors recorded in ``collection``."""
+        return awaiting_vectors(self.con, [collection], "e.died IS NULL")
 
     def embedded_doc_ids(self, collection: str) -> set[str]:
         """Documents whose entries are complete in ``collection``."""

@@ -25,7 +25,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from docsym.storage import generations, migrations, schema
+from docsym.storage import generations, migrations, run_state, schema
 from docsym.storage.file_names import original_path
 from docsym.storage.paths import IndexPaths
 from docsym.storage.rows import DocumentRows, Row, Table
@@ -52,6 +52,8 @@ class IndexWriter:
         self._last_publish = time.monotonic()
         self._dirty = False
         self.needs_reindex = False
+        # Files of this run not yet written, recorded with each publish (storage/run_state.py).
+        self.waiting_files = 0
 
     # -- lifecycle -------------------------------------------------------------------------
     def __enter__(self) -> IndexWriter:
@@ -156,10 +158,10 @@ class IndexWriter:
         self.con.execute(f"INSERT INTO {table.name} ({', '.join(names)}) SELECT * FROM frame")
 
     # -- publishing ------------------------------------------------------------------------
-    def publish_if_due(self) -> None:
+    def publish_if_due(self, now: bool = False) -> None:
         """Publish what was committed if ``publish_every`` seconds have passed since the last
-        publish: called after each document and while the run waits for one."""
-        if self._dirty and time.monotonic() - self._last_publish >= self.publish_every:
+        publish (or ``now``): called after each document and while the run waits for one."""
+        if self._dirty and (now or time.monotonic() - self._last_publish >= self.publish_every):
             self.publish()
 
     @property
@@ -170,6 +172,9 @@ class IndexWriter:
     def publish(self) -> None:
         """Make everything committed so far visible to readers, atomically."""
         generations.stamp(self.con, self.generation)
+        migrations.write_meta(
+            self.con, run_state.KEY, run_state.value(os.getpid(), self.waiting_files)
+        )
         self.con.execute("CHECKPOINT")
         staging = self.paths.root / ".index.duckdb.publish"
         shutil.copyfile(self.paths.work_duckdb, staging)
@@ -181,6 +186,7 @@ class IndexWriter:
 
     def _final_publish(self) -> None:
         generations.stamp(self.con, self.generation)
+        migrations.write_meta(self.con, run_state.KEY, "")
         self.con.execute("CHECKPOINT")
         self.con.close()
         self._con = None

@@ -11,16 +11,23 @@ from docsym.storage import schema
 from docsym.storage.store import Store
 from docsym.tools.errors import ToolError
 from docsym.tools.filters import MAX_FILTER_CHARS
-from docsym.tools.results import TableResult
+from docsym.tools.results import TableResult, growth_note
 from docsym.tools.spec import MAX_NAME_CHARS, Arguments, Offset, ToolSpec
 
 MAX_DOCUMENTS = 200
 MAX_COMPLETIONS = 100  # MCP caps a completion at 100 values
 
 
+# A document's stage (indexer/dense_stage.py): written and searchable by keyword, then complete
+# once its vectors are written.
+KEYWORD_ONLY = "keyword only (vectors coming)"
+COMPLETE = "complete"
+
+
 class IndexStatus(BaseModel):
     index: str  # the index directory, or the PostgreSQL store's URL without its password
     row_counts: dict[str, int]
+    awaiting_vectors: int  # documents searchable by keyword only, their vectors still coming
 
 
 def list_documents(store: Store, filter: str = "", limit: int = 50, offset: int = 0) -> TableResult:
@@ -39,12 +46,19 @@ def list_documents(store: Store, filter: str = "", limit: int = 50, offset: int 
         f"{where} ORDER BY file_name, doc_id LIMIT ? OFFSET ?",
         [filter, limit, offset],
     )
-    columns = [d[0] for d in cursor.description]
-    rows = [[jsonable(v) for v in row] for row in cursor.fetchall()]
-    note = None
+    columns = [d[0] for d in cursor.description] + ["stage"]
+    awaiting = store.awaiting_vectors()
+    rows = [
+        [jsonable(v) for v in row] + [KEYWORD_ONLY if row[0] in awaiting else COMPLETE]
+        for row in cursor.fetchall()
+    ]
+    notes = [growth_note(store)]
     if offset + len(rows) < total:
-        note = f"{total} documents in all; call again with offset={offset + len(rows)} for more."
-    return TableResult(columns=columns, rows=rows, truncated=note is not None, note=note)
+        notes.append(
+            f"{total} documents in all; call again with offset={offset + len(rows)} for more."
+        )
+    note = "\n".join(n for n in notes if n) or None
+    return TableResult(columns=columns, rows=rows, truncated=offset + len(rows) < total, note=note)
 
 
 def doc_ids_starting(
@@ -68,7 +82,8 @@ def index_status(store: Store) -> IndexStatus:
     counts = {
         t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0] for t in schema.TABLES
     }
-    return IndexStatus(index=store.location, row_counts=counts)
+    awaiting = len(store.awaiting_vectors())
+    return IndexStatus(index=store.location, row_counts=counts, awaiting_vectors=awaiting)
 
 
 class ListDocumentsArgs(Arguments):
@@ -87,8 +102,9 @@ LIST_DOCUMENTS = ToolSpec(
     name="list_documents",
     summary="what is indexed (doc_id, title, pages).",
     description=(
-        "List indexed documents: doc_id, title, file name, format, page count, year. Use the "
-        "doc_id in run_sql WHERE clauses and in other tools."
+        "List indexed documents: doc_id, title, file name, format, page count, year, and "
+        "stage ('complete', or 'keyword only' while its vectors are still being written). Use "
+        "the doc_id in run_sql WHERE clauses and in other tools."
     ),
     arguments=ListDocumentsArgs,
     function=list_documents,

@@ -60,6 +60,25 @@ def _read_page_labels(store: Store) -> dict[tuple[str, int], str]:
     return {(doc, page): label for doc, page, label in rows if label and label != str(page)}
 
 
+def growth_note(store: Store) -> str | None:
+    """What a result cannot show yet because the index is still being built, if anything."""
+    notes = []
+    files = store.files_waiting()
+    if files:
+        notes.append(
+            f"The index is still growing: {files} file(s) of the index run under way are not "
+            "searchable yet, so a document that is missing may still come."
+        )
+    awaiting = len(store.awaiting_vectors())
+    if awaiting:
+        notes.append(
+            f"{awaiting} document(s) are searchable by keyword only for now: their vectors are "
+            "still being written (docsym index finishes them), so dense search cannot find "
+            "them yet and hybrid_search ranks them by their keywords."
+        )
+    return " ".join(notes) or None
+
+
 def page_citation(page_number: int | None, label: str | None) -> str:
     """'26 (printed 24)' where the printed label differs, else '26'; '' without a page."""
     if page_number is None:

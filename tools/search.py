@@ -20,7 +20,14 @@ from docsym.tools.evidence import Target, find_evidence
 from docsym.tools.filters import MAX_FILTER_CHARS, OPERATORS_HELP, parse_filter
 from docsym.tools.fusion import fuse, prepare
 from docsym.tools.question import Question, read_question
-from docsym.tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
+from docsym.tools.results import (
+    ToolResult,
+    growth_note,
+    markdown_table,
+    page_citation,
+    trimmed,
+    with_note,
+)
 from docsym.tools.spec import Arguments, Name, ToolSpec
 from docsym.tools.threads import QUERY_THREADS
 
@@ -124,6 +131,9 @@ def vector_search(
     views = _views(table_name, column_name)
     where, params = _where(views, filter)
     collections = store.collections()
+    if collection not in collections and store.awaiting_vectors():  # no vector written yet
+        note = f"{growth_note(store)} Meanwhile use collection='bm25' or hybrid_search."
+        return SearchResult(query=query, mode=collection, hits=[], note=note)
     if collection not in collections:
         raise ToolError(
             f"unknown collection {collection!r}; collections are: {', '.join(sorted(collections))}"
@@ -145,7 +155,8 @@ def vector_search(
         return sorted(hits, key=lambda hit: (-hit.score, hit.table_name, hit.primary_key))
 
     question = read_question(store, query)
-    return _result(query, collection, _first_distinct(ranked, store, question, limit, size))
+    hits = _first_distinct(ranked, store, question, limit, size)
+    return _result(store, query, collection, hits)
 
 
 def hybrid_search(
@@ -190,7 +201,7 @@ def hybrid_search(
         _mark_again(hits)
         return hits
 
-    return _result(query, "hybrid", _first_distinct(ranked, store, question, limit, size))
+    return _result(store, query, "hybrid", _first_distinct(ranked, store, question, limit, size))
 
 
 def _similarity_of_the_rest(
@@ -223,7 +234,7 @@ def _text_budget(limit: int) -> int:
     return max(120, min(HIT_TEXT_CHARS, RESULT_TEXT_CHARS // limit))
 
 
-def _result(query: str, mode: str, hits: list[SearchHit]) -> SearchResult:
+def _result(store: Store, query: str, mode: str, hits: list[SearchHit]) -> SearchResult:
     note = None
     if hits:
         top = hits[0]
@@ -233,6 +244,9 @@ def _result(query: str, mode: str, hits: list[SearchHit]) -> SearchResult:
             f"Next: {row} for the whole row; {_where_to_read(top)}; a filter such as "
             "doc_id == '...' narrows the next search."
         )
+    growing = None if mode in store.collections() and store.is_keyword(mode) else growth_note(store)
+    if growing:
+        note = f"{growing}\n{note}" if note else growing
     return SearchResult(query=query, mode=mode, hits=hits, note=note)
 
 

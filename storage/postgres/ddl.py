@@ -165,6 +165,19 @@ def vector_side() -> list[str]:
     ]
 
 
+def awaiting_vectors(vector_tables: list[str]) -> str:
+    """SQL: the documents with entries of which none has a vector in any of ``vector_tables``
+    (a document's vectors are written in one transaction, so a document has all or none;
+    one that lost some is damaged, which ``docsym check`` reports, not awaiting)."""
+    has_vector = " OR ".join(
+        f"EXISTS (SELECT 1 FROM {table} v WHERE v.id = e.id)" for table in vector_tables
+    )
+    return (
+        f"SELECT e.doc_id FROM {ENTRIES} e GROUP BY e.doc_id "
+        f"HAVING NOT bool_or({has_vector or 'false'})"
+    )
+
+
 def vector_table(name: str, dim: int) -> list[str]:
     """A collection's vectors and their HNSW index (cosine distance)."""
     return [

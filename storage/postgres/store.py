@@ -30,6 +30,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from docsym.language.terms import search_words
 from docsym.runtime.bounds import scrub
 from docsym.runtime.settings import get_settings
+from docsym.storage import run_state, schema
 from docsym.storage.bm25_search import K1, B  # BM25 as FTS5 computes it
 from docsym.storage.paths import IndexNotFoundError
 from docsym.storage.postgres import ddl
@@ -304,6 +305,30 @@ class PostgresStore(Store):
 
     def version(self) -> object:
         return self.sql().execute("SELECT version FROM store_state").fetchone()[0]
+
+    def awaiting_vectors(self) -> frozenset[str]:
+        return self.derived("awaiting_vectors", PostgresStore._read_awaiting)
+
+    def files_waiting(self) -> int:
+        """Files running index runs have not written yet: their records (one per run, named
+        by its session's backend process id) while that session is alive."""
+        cursor = self.sql()
+        found = cursor.execute(
+            f"SELECT key, value FROM {schema.META_TABLE} WHERE key LIKE ?",
+            [f"{run_state.KEY}:%"],
+        ).fetchall()
+        runs = {int(key.rsplit(":", 1)[1]): int(value) for key, value in found}
+        if not runs:
+            return 0
+        alive = cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE pid = ANY(?)", [list(runs)]
+        ).fetchall()
+        return sum(runs[pid] for (pid,) in alive)
+
+    def _read_awaiting(self) -> frozenset[str]:
+        dense = [vec_table(n) for n, (kind, _, _) in self.collections().items() if kind == "hnsw"]
+        found = self.sql().execute(ddl.awaiting_vectors(dense)).fetchall()
+        return frozenset(r[0] for r in found)
 
     def close(self) -> None:
         self._pool.close()

@@ -1,5 +1,6 @@
-"""Write documents into the PostgreSQL store: each document, its rows and its vectors in one
-transaction, so readers never see half a document and no copy needs publishing.
+"""Write documents into the PostgreSQL store in two stages, each one transaction: a document's
+rows and entries (searchable by keyword once committed), then its entries' vectors. Readers never
+see half a stage, and no copy needs publishing.
 
 Keyword search keeps BM25's statistics beside the entries: ``lexemes`` (how many entries hold
 each stem) and ``store_state`` (entries and their summed length). They change in the same
@@ -15,11 +16,12 @@ from contextlib import contextmanager
 import numpy as np
 import psycopg
 
-from docsym.storage import schema
+from docsym.storage import run_state, schema
 from docsym.storage.file_names import original_path
 from docsym.storage.postgres import ddl
 from docsym.storage.postgres.connect import connect
 from docsym.storage.postgres.schema_setup import ensure_schema, reindex_done
+from docsym.storage.postgres.store import to_pyformat
 from docsym.storage.rows import DocumentRows, Row, Table
 from docsym.storage.vectors import Entry, vec_table
 
@@ -128,6 +130,66 @@ class PostgresWriter:
                 self._copy_vectors(vec_table(collection), ids, matrix)
             tally.count([document.doc_id], +1)
             tally.apply()
+
+    def record_waiting(self, files: int) -> None:
+        """How many of this run's files are not yet written (storage/run_state.py), under a
+        key of this run's own: its claims session, which ends with the process."""
+        assert self._claims is not None, "use PostgresWriter as a context manager"
+        key = f"{run_state.KEY}:{self._claims.info.backend_pid}"
+        with self.con.transaction():
+            if files:
+                self.con.execute(
+                    f"INSERT INTO {schema.META_TABLE} VALUES (%s, %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    [key, str(files)],
+                )
+            else:
+                self.con.execute(f"DELETE FROM {schema.META_TABLE} WHERE key = %s", [key])
+
+    # -- the dense stage (indexer/dense_stage.py) ------------------------------------------
+    def awaiting_vectors(self, collection: str) -> set[str]:
+        """Documents with entries none of which has a vector in ``collection`` yet."""
+        table = vec_table(collection)
+        with self.con.transaction():
+            exists = self.con.execute("SELECT to_regclass(%s)", [table]).fetchone()[0]
+            found = self.con.execute(ddl.awaiting_vectors([table] if exists else []))
+            return {r[0] for r in found.fetchall()}
+
+    def entries_of(self, doc_id: str) -> list[tuple[int, Entry]]:
+        with self.con.transaction():
+            rows = self.con.execute(
+                "SELECT id, table_name, column_name, primary_key, doc_id, page_number, text "
+                f"FROM {ddl.ENTRIES} WHERE doc_id = %s ORDER BY id",
+                [doc_id],
+            ).fetchall()
+        return [(r[0], Entry(*r[1:])) for r in rows]
+
+    def pool_members(self, doc_id: str) -> schema.PoolMembers:
+        with self.con.transaction():
+            sql = to_pyformat(schema.POOL_MEMBERS_SQL)
+            return schema.pool_members(self.con.execute(sql, [doc_id, doc_id]).fetchall())
+
+    def add_vectors(self, doc_id: str, collection: str, ids: list[int], matrix) -> None:
+        """The vectors of the document's entries ``ids`` that still exist and have none yet,
+        in one transaction; the entries are locked meanwhile, so of two runs finishing the same
+        document the second finds nothing left to write."""
+        table = vec_table(collection)
+        with self.con.transaction():
+            present = self.con.execute(
+                f"SELECT id FROM {ddl.ENTRIES} WHERE id = ANY(%s) ORDER BY id FOR UPDATE", [ids]
+            ).fetchall()
+            have = {
+                r[0]
+                for r in self.con.execute(
+                    f"SELECT id FROM {table} WHERE id = ANY(%s)", [ids]
+                ).fetchall()
+            }
+            # Entries replaced meanwhile (the document indexed again) are not written to.
+            still = {r[0] for r in present} - have
+            wanted = [n for n, i in enumerate(ids) if i in still]
+            if wanted:
+                self._copy_vectors(table, [ids[n] for n in wanted], np.asarray(matrix)[wanted])
+                self.con.execute("UPDATE store_state SET version = version + 1")
 
     def remove_documents(self, doc_ids: Iterable[str]) -> None:
         with self.con.transaction():

@@ -1,0 +1,120 @@
+"""The second stage of indexing: documents already searchable by keyword get their vectors.
+
+Encoding is most of an index run (77% of the 10-K's), while parsing, summaries, the tree, the
+graph and the keyword entries take the rest; so a document is written and published without its
+vectors first (``Sink.write``), and this stage adds them one document at a time. Its encoder
+runs on a thread of the indexing process (ONNX Runtime releases the GIL) while the worker
+processes parse the next files, so both cores stay busy; the main thread reads each document's
+entries from the sink and writes its vectors, since a sink belongs to one thread.
+
+Everything a document's vectors need is read back from the store (its entries, and which chunks
+each page and section holds for pooling), so the documents a stopped run left without vectors
+are finished by the next run without being parsed again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from docsym.indexer.embedding import embed_entries
+from docsym.indexer.sinks import Sink, SinkBroken
+from docsym.models.encoder import Encoder, get_encoder
+from docsym.storage.schema import PoolMembers
+from docsym.storage.vectors import Entry
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Job:
+    doc_id: str
+    ids: list[int]
+    encoded: Future  # -> (matrix, seconds)
+
+
+class DenseStage:
+    """Documents waiting for vectors, encoded in order on one background thread."""
+
+    def __init__(
+        self,
+        sink: Sink,
+        model_name: str,
+        threads: int,
+        on_written: Callable[[int, int], None] = lambda done, total: None,
+    ) -> None:
+        self.sink = sink
+        self.seconds = 0.0  # encoding time, summed over documents
+        self.failures: list[tuple[str, str]] = []  # (doc_id, why): they wait for the next run
+        self._on_written = on_written  # (documents done, documents seen) after each write
+        self._waiting: deque[str] = deque()
+        self._job: _Job | None = None
+        self._done = 0
+        self._seen = 0
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="docsym-encode")
+        self._load = (model_name, threads)
+        self._encoder: Future | None = None
+
+    def add(self, doc_id: str) -> None:
+        if self._encoder is None:  # loaded on the thread while the main thread goes on
+            self._encoder = self._thread.submit(get_encoder, *self._load)
+        self._waiting.append(doc_id)
+        self._seen += 1
+
+    @property
+    def pending(self) -> int:
+        """Documents added whose vectors are not written yet."""
+        return len(self._waiting) + (self._job is not None)
+
+    def step(self) -> None:
+        """Write the vectors of a document the thread finished and start the next; returns at
+        once (the pipeline calls it between files and about once a second while it waits)."""
+        if self._job is not None and self._job.encoded.done():
+            self._write(self._job)
+            self._job = None
+        if self._job is None and self._waiting:
+            self._job = self._start(self._waiting.popleft())
+
+    def finish(self) -> None:
+        """Encode and write every document added (blocks until done)."""
+        self.step()
+        while self._job is not None:
+            self._job.encoded.exception()  # waits for the thread, raises nothing
+            self.step()
+
+    def close(self) -> None:
+        self._thread.shutdown(wait=True, cancel_futures=True)
+
+    def _start(self, doc_id: str) -> _Job:
+        listed = self.sink.entries_of(doc_id)
+        entries = [entry for _, entry in listed]
+        members = self.sink.pool_members(doc_id) if entries else {}
+        encoded = self._thread.submit(self._encode, entries, members)
+        return _Job(doc_id, [i for i, _ in listed], encoded)
+
+    def _encode(self, entries: list[Entry], members: PoolMembers) -> tuple[np.ndarray, float]:
+        assert self._encoder is not None  # submitted with the first document
+        encoder: Encoder = self._encoder.result()
+        started = time.perf_counter()
+        matrix = embed_entries(entries, members, encoder)
+        return matrix, time.perf_counter() - started
+
+    def _write(self, job: _Job) -> None:
+        try:
+            matrix, seconds = job.encoded.result()
+            self.sink.write_vectors(job.doc_id, job.ids, matrix)
+        except SinkBroken:
+            raise
+        except Exception as exc:  # the document stays searchable by keyword; a rerun retries
+            log.exception("encoding %s failed", job.doc_id)
+            self.failures.append((job.doc_id, f"{type(exc).__name__}: {exc}"))
+            return
+        self.seconds += seconds
+        self._done += 1
+        self._on_written(self._done, self._seen)

@@ -1,0 +1,45 @@
+"""While an index run goes on: how many of its files are not yet searchable.
+
+A client searching an index that is still being built gets the best of what is there; this lets
+the tools add that more is coming. The run records "<process id> <files>" in the index's
+bookkeeping (``docsym_meta``) each time it publishes (the directory) or as files are written
+(PostgreSQL, one key per run, named by its session's backend process id); a reader counts a
+record only while its process is alive, so a killed run leaves no claim that files are coming.
+"""
+
+from __future__ import annotations
+
+import os
+
+KEY = "run_waiting"
+
+
+def value(pid: int, files: int) -> str:
+    return f"{pid} {files}"
+
+
+def files_of(recorded: str | None) -> int:
+    """The files a live run (on this machine) has not yet made searchable, from its record."""
+    pid, files = parse(recorded)
+    return files if files and _alive(pid) else 0
+
+
+def parse(recorded: str | None) -> tuple[int, int]:
+    """(process id, files) of a record; (0, 0) if there is none."""
+    try:
+        pid, files = (recorded or "").split()
+        return int(pid), int(files)
+    except ValueError:
+        return 0, 0
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
