@@ -17,19 +17,31 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
 
 from docsym.indexer.embedding import embed_entries
+from docsym.indexer.progress import Beat, ReportingEncoder
 from docsym.indexer.sinks import Sink, SinkBroken
-from docsym.models.encoder import Encoder, get_encoder
+from docsym.models.encoder import get_encoder
 from docsym.storage.schema import PoolMembers
 from docsym.storage.vectors import Entry
 
 log = logging.getLogger(__name__)
+
+TICK_SECONDS = 1.0  # how often a waiting pipeline hears of the encoder's progress
+
+
+class DenseProgress:
+    """What the dense stage tells the pipeline, on its main thread."""
+
+    def encoding(self, doc_id: str, done: int, total: int) -> None:
+        """Part of a document's texts encoded (characters ``done`` of ``total``)."""
+
+    def written(self, doc_id: str, done: int, total: int) -> None:
+        """A document's vectors are written: ``done`` documents of the ``total`` added."""
 
 
 @dataclass
@@ -47,12 +59,13 @@ class DenseStage:
         sink: Sink,
         model_name: str,
         threads: int,
-        on_written: Callable[[int, int], None] = lambda done, total: None,
+        progress: DenseProgress | None = None,
     ) -> None:
         self.sink = sink
         self.seconds = 0.0  # encoding time, summed over documents
         self.failures: list[tuple[str, str]] = []  # (doc_id, why): they wait for the next run
-        self._on_written = on_written  # (documents done, documents seen) after each write
+        self._progress = progress or DenseProgress()
+        self._encoded = (0, 0)  # the running job's characters encoded, set by the thread
         self._waiting: deque[str] = deque()
         self._job: _Job | None = None
         self._done = 0
@@ -75,6 +88,8 @@ class DenseStage:
     def step(self) -> None:
         """Write the vectors of a document the thread finished and start the next; returns at
         once (the pipeline calls it between files and about once a second while it waits)."""
+        if self._job is not None and self._encoded[1]:
+            self._progress.encoding(self._job.doc_id, *self._encoded)
         if self._job is not None and self._job.encoded.done():
             self._write(self._job)
             self._job = None
@@ -85,13 +100,14 @@ class DenseStage:
         """Encode and write every document added (blocks until done)."""
         self.step()
         while self._job is not None:
-            self._job.encoded.exception()  # waits for the thread, raises nothing
+            wait([self._job.encoded], timeout=TICK_SECONDS)
             self.step()
 
     def close(self) -> None:
         self._thread.shutdown(wait=True, cancel_futures=True)
 
     def _start(self, doc_id: str) -> _Job:
+        self._encoded = (0, 0)
         listed = self.sink.entries_of(doc_id)
         entries = [entry for _, entry in listed]
         members = self.sink.pool_members(doc_id) if entries else {}
@@ -100,10 +116,15 @@ class DenseStage:
 
     def _encode(self, entries: list[Entry], members: PoolMembers) -> tuple[np.ndarray, float]:
         assert self._encoder is not None  # submitted with the first document
-        encoder: Encoder = self._encoder.result()
+        encoder = ReportingEncoder(self._encoder.result(), Beat(self._heard))
         started = time.perf_counter()
         matrix = embed_entries(entries, members, encoder)
         return matrix, time.perf_counter() - started
+
+    def _heard(self, what: str, done: int, total: int) -> None:
+        """On the thread: the encoder's steps, read by ``step`` on the main thread."""
+        if what == "encode" and total:
+            self._encoded = (done, total)
 
     def _write(self, job: _Job) -> None:
         try:
@@ -117,4 +138,4 @@ class DenseStage:
             return
         self.seconds += seconds
         self._done += 1
-        self._on_written(self._done, self._seen)
+        self._progress.written(job.doc_id, self._done, self._seen)

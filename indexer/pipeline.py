@@ -113,11 +113,12 @@ def index_paths(
             stale |= {doc_id for doc_id, _ in sink.documents_by_path().values()}
         plans = _plan(found.files, sink.documents_by_path(), stale, report)
         progress.start(len(plans))
-        dense = DenseStage(sink, setup.model_name, get_settings().encoder_threads, progress.vectors)
+        meter = PageMeter({str(plan.path): _size(plan.path) for plan in plans})
+        told = _DenseProgress(progress, meter)
+        dense = DenseStage(sink, setup.model_name, get_settings().encoder_threads, told)
         if vectors:
             for doc_id in sorted(sink.awaiting_vectors() - stale):  # left by a stopped run
                 dense.add(doc_id)
-        meter = PageMeter({str(plan.path): _size(plan.path) for plan in plans})
         to_write = len(plans)
         sink.waiting(to_write)
         with ExitStack() as stack:
@@ -131,12 +132,17 @@ def index_paths(
             )
             for prepared in ready:
                 if _write(prepared, sink, report) and vectors:
+                    told.files[prepared.plan.doc_id] = (str(prepared.plan.path), prepared.pages)
+                    meter.written(str(prepared.plan.path), prepared.pages)
                     dense.add(prepared.plan.doc_id)
                     sink.publish_if_due(now=len(report.added) + len(report.updated) == 1)
                 claims.release(prepared.plan)
                 to_write -= 1
                 sink.waiting(to_write)
-                _finished(progress, meter, prepared.plan.path, prepared.pages)
+                progress.file_done(prepared.plan.path, prepared.pages)
+                if prepared.plan.doc_id not in told.files:  # failed, or no vectors this run
+                    meter.finish(str(prepared.plan.path), prepared.pages)
+                progress.pages(meter.count())
                 dense.step()
                 del prepared
                 give_back_free_memory()  # a large document's rows, freed, go back at once
@@ -203,6 +209,26 @@ def _finished(progress: Progress, meter: PageMeter, path: Path, pages: int) -> N
     meter.finish(str(path), pages)
     progress.file_done(path, pages)
     progress.pages(meter.count())
+
+
+@dataclass
+class _DenseProgress:
+    """Moves the bar through each file's encoding, and says as each one's vectors are in."""
+
+    progress: Progress
+    meter: PageMeter
+    files: dict[str, tuple[str, int]] = field(default_factory=dict)  # doc_id -> (path, pages)
+
+    def encoding(self, doc_id: str, done: int, total: int) -> None:
+        if doc_id in self.files:
+            self.meter.step(self.files[doc_id][0], "encode", done, total)
+            self.progress.pages(self.meter.count())
+
+    def written(self, doc_id: str, done: int, total: int) -> None:
+        if doc_id in self.files:
+            self.meter.finish(*self.files[doc_id])
+            self.progress.pages(self.meter.count())
+        self.progress.vectors(done, total)
 
 
 @dataclass

@@ -152,8 +152,8 @@ class _FilePages:
         return pages * min(spent / total, 1.0)
 
     def finish(self, pages: int) -> None:
-        """The file is written (or failed, or was unchanged: pages 0). A failure keeps the
-        work it showed, so the bar does not step back."""
+        """The file is done: its vectors written (or it failed, or was unchanged: pages 0). A
+        failure keeps the work it showed, so the bar does not step back."""
         self.pages = max(pages, round(self.done))
         self.done = float(self.pages)
         self.finished = True
@@ -172,7 +172,8 @@ class PageMeter:
     A file's pages are counted when its parser opens it (PDFs) or when it is written (the
     others); until then they are estimated from its size, at the pages per byte of the files
     counted so far. Within a file, its pages are shared among OCR, reading and encoding by what
-    each usually costs, so a long PDF moves the bar all through its preparation."""
+    each usually costs, so a long PDF moves the bar all through its preparation and through its
+    vectors, written after it (``indexer/dense_stage.py``)."""
 
     def __init__(self, sizes: dict[str, int]) -> None:
         self._files = {path: _FilePages(size) for path, size in sizes.items()}
@@ -181,6 +182,13 @@ class PageMeter:
         file = self._files.get(path)
         if file is not None:
             file.step(what, done, total)
+
+    def written(self, path: str, pages: int) -> None:
+        """The file's first stage is written: what is left of it is encoding its texts."""
+        file = self._files.get(path)
+        if file is not None:
+            file.pages = max(pages, file.pages or 0)
+            file.step("encode", 0, 0)
 
     def finish(self, path: str, pages: int) -> None:
         file = self._files.get(path)

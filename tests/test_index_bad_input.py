@@ -340,10 +340,14 @@ def test_a_vector_commit_failing_after_the_rows_publishes_nothing_of_the_run(
     with open_store(index) as store:
         assert check(store).ok
         names = [r[0] for r in store.sql().execute("SELECT file_name FROM documents").fetchall()]
-        assert names == ["b.md"]  # a.md, committed before, was not published either
+        # a.md, the run's first document, was published (whole) as it was written; b.md is
+        # still its old version: nothing of the failed commit reached readers.
+        assert sorted(names) == ["a.md", "b.md"]
         assert hybrid_search(store, "wombats and their burrows", limit=1).hits
+        found = hybrid_search(store, "quokkas and their smiles").hits
+        assert all("quokkas" not in hit.text for hit in found)
     again = index_paths([docs], index)
-    assert again.added == [str(docs / "a.md")] and again.updated == [str(docs / "b.md")]
+    assert again.added == [] and again.updated == [str(docs / "b.md")]
 
 
 # -- a killed run ----------------------------------------------------------------------------
