@@ -342,3 +342,22 @@ def test_header_above_the_top_rule_is_the_tables_header() -> None:
     assert _cell(table, "21.5").col_path == ["Words"]
     assert _cell(table, "12").col_path == ["Docs"]
     assert _cell(table, "12").row_path == ["Item 2"]
+
+
+def test_lone_header_in_the_tables_grid_is_taken() -> None:
+    """A header line of one cell ("Counts") above the rule that opens the body belongs to the
+    table when the table's vertical rules box it; its sub-headers read under it."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((60, 60), "Table 5: Dataset sizes.", fontsize=10)
+    _centred(page, "Counts", 190, 360, 78)
+    y = _draw_rows(page, [DATASET_HEADER], 90)
+    _rule(page, y - 8)
+    y = _draw_rows(page, _body(), y + 2)
+    _rule(page, y - 6)
+    for x in (60, 180, 360):  # the grid's vertical rules, from the header line down
+        page.draw_line((x, 70), (x, y - 6), width=0.6)
+    table = next(t for t in _page_tables(doc) if t.label == "Table 5")
+    assert table.header_rows == 2
+    assert _cell(table, "21.5").col_path == ["Counts", "Words"]
+    assert _cell(table, "Item 1").col_path == ["Dataset"]
