@@ -4,9 +4,12 @@ Cheap first, precise second: captions ("Table 2: ...") come from the layout line
 and pages without one are only scanned for dense blocks of aligned numbers (financial
 statements), so drawings and words are fetched for a handful of pages. On those pages the table
 region is bounded by its horizontal rules (booktabs or full grids) or, without rules, by the run
-of non-prose lines next to the caption. Columns come from projecting the words of the fullest
-rows onto the x axis; spanning headers from the rules under them (cmidrule), vertical rules, or
-the nearest header text. ``indexer.table_model`` then derives header depths and paths.
+of non-prose lines next to the caption; header lines printed just above that box (over the rule
+that opens a ruled body) are taken in when they line up with its columns or sit in its ruled
+grid. Columns come from projecting the words of the fullest rows onto the x axis, the printed
+header placing cells that fall between them; spanning headers from the rules under them
+(cmidrule), vertical rules, or the nearest header text set over them. ``indexer.table_model``
+then derives header depths and paths.
 """
 
 from __future__ import annotations
@@ -325,10 +328,11 @@ def _page_tables(page: PageLayout, captions: list[Caption], layout: DocumentLayo
 def _take_header_lines(
     region: Region, words: list[tuple], horizontal: list[Rule], vertical: list[Rule]
 ) -> None:
-    """Widen the region up over header lines printed above its box: above the rule that opens
-    a ruled body, or above the long header line an uncaptioned table's rows of numbers stop
-    at. A line is a header line when it holds no values and its cells line up with the
-    table's columns or sit in its ruled grid (``_heads_table``)."""
+    """Widen the region up over header lines printed above its box: over the rule that opens
+    a ruled body, or over the rows of numbers an uncaptioned table was found from (a header
+    line too long to pass for a short one). A line is a header line when it holds no values
+    and its cells line up with the table's columns or sit in its ruled grid
+    (``_heads_table``)."""
     body = _rows_of(_words_inside(region, words))
     columns = _columns(body) if len(body) >= 2 else []
     if len(columns) < 2:
@@ -1125,9 +1129,8 @@ def _columns(rows: list[Row]) -> list[tuple[float, float]]:
         elif count < needed and start is not None:
             columns.append((start + left, x - 1 + left))
             start = None
-    header = [
-        f for row in rows[: _first_value_row(rows)] if row in full_rows for f in row.fragments
-    ]
+    full = {id(row) for row in full_rows}
+    header = [f for row in rows[: _first_value_row(rows)] if id(row) in full for f in row.fragments]
     return _add_gap_columns(columns, full_rows, header)
 
 
