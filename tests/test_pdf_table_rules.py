@@ -286,3 +286,78 @@ def test_wrapped_row_labels_are_one_label() -> None:
     ]
     assert _cell(table, "(496)").row_path == ["Net loss attributable to Uber Technologies, Inc."]
     assert _cell(table, "79.8").row_path == ["Dense retrieval with hard negatives"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Header lines outside the detected table box
+
+
+def _centred(page: pymupdf.Page, text: str, x0: float, x1: float, y: float) -> None:
+    """Text centred over the x range (a group header over its sub-headers)."""
+    width = pymupdf.get_text_length(text, fontsize=9)
+    page.insert_text(((x0 + x1 - width) / 2, y), text, fontsize=9)
+
+
+def test_group_headers_above_a_ruled_body_head_their_columns() -> None:
+    """Group headers over sub-headers set above the rule that opens the body belong to the
+    table: each value's column path reads group, then sub-header; the stub column and the
+    ungrouped last column keep paths of their own."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((60, 60), "Table 3: Fruit sold by region.", fontsize=10)
+    _centred(page, "North", 190, 265, 84)
+    _centred(page, "South", 290, 365, 84)
+    leaves: Row = [(62, "Region"), (190, "Apples"), (240, "Pears")]
+    leaves += [(290, "Apples"), (340, "Pears"), (400, "Total")]
+    _draw_rows(page, [leaves], 96)
+    _rule(page, 101, x1=430)
+    body = [
+        [(62, f"Town {i}"), (192, f"{i}0"), (242, f"{i}1"), (292, f"{i}2"), (342, f"{i}3")]
+        + [(402, f"9{i}0")]
+        for i in range(1, 5)
+    ]
+    y = _draw_rows(page, body, 113)
+    _rule(page, y - 6, x1=430)
+    table = next(t for t in _page_tables(doc) if t.label == "Table 3")
+    assert table.n_cols == 6 and table.header_rows == 2
+    assert _cell(table, "23").col_path == ["South", "Pears"]
+    assert _cell(table, "23").row_path == ["Town 2"]
+    assert _cell(table, "40").col_path == ["North", "Apples"]
+    assert _cell(table, "920").col_path == ["Total"]
+    assert table.bbox[1] < 76  # the box holds the group headers
+
+
+def test_header_above_the_top_rule_is_the_tables_header() -> None:
+    """A header row printed above the rule that opens a ruled body (caption below the table,
+    as ACL papers set it) is the table's header, not text around it."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    y = _draw_rows(page, [DATASET_HEADER], 80)
+    _rule(page, y - 8)
+    y = _draw_rows(page, _body(), y + 2)
+    _rule(page, y - 6)
+    page.insert_text((60, y + 12), "Table 4: Sizes of the datasets.", fontsize=10)
+    table = next(t for t in _page_tables(doc) if t.label == "Table 4")
+    assert table.header_rows == 1 and table.n_cols == 4
+    assert _cell(table, "21.5").col_path == ["Words"]
+    assert _cell(table, "12").col_path == ["Docs"]
+    assert _cell(table, "12").row_path == ["Item 2"]
+
+
+def test_lone_header_in_the_tables_grid_is_taken() -> None:
+    """A header line of one cell ("Counts") above the rule that opens the body belongs to the
+    table when the table's vertical rules box it; its sub-headers read under it."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((60, 60), "Table 5: Dataset sizes.", fontsize=10)
+    _centred(page, "Counts", 190, 360, 78)
+    y = _draw_rows(page, [DATASET_HEADER], 90)
+    _rule(page, y - 8)
+    y = _draw_rows(page, _body(), y + 2)
+    _rule(page, y - 6)
+    for x in (60, 180, 360):  # the grid's vertical rules, from the header line down
+        page.draw_line((x, 70), (x, y - 6), width=0.6)
+    table = next(t for t in _page_tables(doc) if t.label == "Table 5")
+    assert table.header_rows == 2
+    assert _cell(table, "21.5").col_path == ["Counts", "Words"]
+    assert _cell(table, "Item 1").col_path == ["Dataset"]

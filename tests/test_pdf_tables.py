@@ -230,3 +230,30 @@ def test_framed_text_table_and_footnote_rule(corpus) -> None:
 def test_code_listings_are_not_tables(corpus) -> None:
     # MuPDF Explored prints PDF objects ("/Pages 3 0 R") in a typewriter font
     assert _tables(corpus, "long_docs/mupdf_explored.pdf") == []
+
+
+NICS = "tables/nics-background-checks-2015-11.pdf"
+
+
+def test_nics_header_lines_above_the_numbers_are_the_tables_header(corpus) -> None:
+    """The NICS page's two header lines (group headers over Handgun / Long Gun / *Other) lie
+    above the rows of numbers the table is found from; they are its header, its 25 printed
+    columns are its columns, and its header words are no longer sentences."""
+    from docsym.indexer.pdf.parser import parse_pdf
+
+    parsed = parse_pdf(corpus / NICS)
+    (table,) = parsed.tables
+    assert table.n_cols == 25 and table.header_rows == 2
+    assert not any(d.startswith(("no header", "values without")) for d in table.doubts)
+    # every grid column holds printed text: no empty column beside a narrow one
+    assert {c.col for c in table.cells if c.text.strip()} == set(range(25))
+    by_paths = {(tuple(c.row_path), tuple(c.col_path)): c.text for c in table.cells}
+    assert by_paths[("Alabama",), ("Pre-Pawn", "Handgun")] == "14"
+    assert by_paths[("Alabama",), ("Redemption", "Long Gun")] == "2,307"
+    assert by_paths[("Alaska",), ("Returned/Disposition", "Handgun")] == "18"
+    assert by_paths[("Totals",), ("Rentals", "Long Gun")] == "0"
+    assert by_paths[("Totals",), ("Private Sale", "*Other")] == "65"
+    assert by_paths[("Alabama",), ("Admin",)] == "0"
+    assert by_paths[("Totals",), ("Totals",)] == "2,236,457"
+    assert by_paths[("California",), ("*Other",)] == "4 559"  # printed with a space
+    assert not any("Pre-Pawn" in s.text or "Long Gun" in s.text for s in parsed.sentences)

@@ -4,9 +4,12 @@ Cheap first, precise second: captions ("Table 2: ...") come from the layout line
 and pages without one are only scanned for dense blocks of aligned numbers (financial
 statements), so drawings and words are fetched for a handful of pages. On those pages the table
 region is bounded by its horizontal rules (booktabs or full grids) or, without rules, by the run
-of non-prose lines next to the caption. Columns come from projecting the words of the fullest
-rows onto the x axis; spanning headers from the rules under them (cmidrule), vertical rules, or
-the nearest header text. ``indexer.table_model`` then derives header depths and paths.
+of non-prose lines next to the caption; header lines printed just above that box (over the rule
+that opens a ruled body) are taken in when they line up with its columns or sit in its ruled
+grid. Columns come from projecting the words of the fullest rows onto the x axis, the printed
+header placing cells that fall between them; spanning headers from the rules under them
+(cmidrule), vertical rules, or the nearest header text set over them. ``indexer.table_model``
+then derives header depths and paths.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ MAX_CAPTION_GAP = 40.0
 SIDEWAYS_LINES = 20
 # Uncaptioned tables: a page needs this many numeric rows to be looked at.
 MIN_NUMERIC_ROWS = 4
+# Header lines a table may have above its first row of values (or above the box it was found in).
+MAX_HEADER_LINES = 4
 # Words closer than this share of their height belong to the same cell.
 CELL_GAP_SHARE = 0.55
 # A footnote mark set small beside a cell ("Trips ⁽²⁾", "Revenue (1), (2)", "42.1*").
@@ -313,10 +318,97 @@ def _page_tables(page: PageLayout, captions: list[Caption], layout: DocumentLayo
                 region.rules = [r for r in horizontal if _rule_inside(r, region)]
     tables = []
     for region in regions:
+        _take_header_lines(region, words, horizontal, vertical)
         table = _build_table(page, region, words, vertical, layout)
         if table is not None:
             tables.append(table)
     return tables
+
+
+def _take_header_lines(
+    region: Region, words: list[tuple], horizontal: list[Rule], vertical: list[Rule]
+) -> None:
+    """Widen the region up over header lines printed above its box: over the rule that opens
+    a ruled body, or over the rows of numbers an uncaptioned table was found from (a header
+    line too long to pass for a short one). A line is a header line when it holds no values
+    and its cells line up with the table's columns or sit in its ruled grid
+    (``_heads_table``)."""
+    body = _rows_of(_words_inside(region, words))
+    columns = _columns(body) if len(body) >= 2 else []
+    if len(columns) < 2:
+        return
+    height = median(f.height for row in body for f in row.fragments)
+    top = body[0]
+    for row in _rows_above(region, words, top, height)[:MAX_HEADER_LINES]:
+        if not _heads_table(row, top, height, columns, vertical):
+            break
+        top = row
+    if top is body[0]:
+        return
+    y0 = top.y0 - 1
+    ruled = [r for r in horizontal if y0 - 2 <= r.y < region.y0 - 2 and _rule_inside(r, region)]
+    region.rules = sorted([*region.rules, *ruled], key=lambda r: r.y)
+    region.y0 = y0
+
+
+def _words_inside(region: Region, words: list[tuple]) -> list[tuple]:
+    """Words whose centre lies in the region."""
+    return [
+        w
+        for w in words
+        if region.x0 - 1 <= (w[0] + w[2]) / 2 <= region.x1 + 1
+        and region.y0 < (w[1] + w[3]) / 2 < region.y1
+    ]
+
+
+def _rows_of(words: list[tuple]) -> list[Row]:
+    fragments = _fragments(words)
+    return _rows(fragments) if fragments else []
+
+
+def _rows_above(region: Region, words: list[tuple], top: Row, height: float) -> list[Row]:
+    """The text rows just above the region's first row, nearest first."""
+    reach = top.y0 - 3 * MAX_HEADER_LINES * height
+    band = Region(region.x0, reach, region.x1, min(top.y0, region.y0), [])
+    return list(reversed(_rows_of(_words_inside(band, words))))
+
+
+def _heads_table(
+    row: Row, below: Row, height: float, columns: list[tuple[float, float]], vertical: list[Rule]
+) -> bool:
+    """A header line of the table: close above the row under it, set no larger than the
+    table's text, holding no values nor a caption, over the table's columns, and either
+    one cell per column (a column's own header, or a group header centred over several) or
+    one cell between the table's vertical rules."""
+    tallest = max(f.height for f in row.fragments)
+    if below.y0 - row.y1 > 1.5 * tallest or tallest > 1.3 * height or _has_value(row):
+        return False
+    if _OTHER_CAPTION.match(" ".join(f.text for f in row.fragments)):
+        return False
+    left, right = columns[0][0] - height, columns[-1][1] + height
+    if not all(left <= f.cx <= right for f in row.fragments):
+        return False
+    if len(row.fragments) == 1:
+        return _in_ruled_cell(row.fragments[0], below, columns, vertical)
+    # a sentence or a title runs over half the table; a header cell heads a few columns
+    if any(f.x1 - f.x0 > 0.5 * (right - left) for f in row.fragments):
+        return False
+    homes = {_column_at(f.cx, columns) for f in row.fragments}
+    return len(homes) == len(row.fragments)
+
+
+def _in_ruled_cell(
+    frag: Fragment, below: Row, columns: list[tuple[float, float]], vertical: list[Rule]
+) -> bool:
+    """A fragment boxed by vertical rules that run on down into the table, one of them between
+    its columns (the table's outer frame alone also boxes a title)."""
+    inner = [
+        v
+        for v in vertical
+        if columns[0][1] < v.x < columns[-1][0] and v.y0 <= frag.cy and v.y1 >= below.cy
+    ]
+    crossed = any(frag.x0 + 1 < v.x < frag.x1 - 1 for v in inner)
+    return bool(inner) and not crossed
 
 
 def _rule_inside(rule: Rule, region: Region) -> bool:
@@ -576,7 +668,7 @@ def _numeric_regions(page: PageLayout, body_size: float) -> list[Region]:
         while not _is_numeric_row(run[-1]):  # text after the last row of numbers is not the table's
             run.pop()
         above = [line for line in lines[:i] if _within(line, column)]
-        for _ in range(4):  # header lines just above the first numeric row
+        for _ in range(MAX_HEADER_LINES):  # header lines just above the first numeric row
             if not above or not _continues_table(page, run[0], above[-1], body_size, up=True):
                 break
             run.insert(0, above.pop())
@@ -641,13 +733,7 @@ def _build_table(
     vertical: list[Rule],
     layout: DocumentLayout,
 ) -> Table | None:
-    inside = [
-        w
-        for w in words
-        if region.x0 - 1 <= (w[0] + w[2]) / 2 <= region.x1 + 1
-        and region.y0 < (w[1] + w[3]) / 2 < region.y1
-    ]
-    fragments = _fragments(inside)
+    fragments = _fragments(_words_inside(region, words))
     if len(fragments) < 2:
         return None
     rows = _rows(fragments)
@@ -1043,27 +1129,66 @@ def _columns(rows: list[Row]) -> list[tuple[float, float]]:
         elif count < needed and start is not None:
             columns.append((start + left, x - 1 + left))
             start = None
-    return _add_gap_columns(columns, full_rows)
+    full = {id(row) for row in full_rows}
+    header = [f for row in rows[: _first_value_row(rows)] if id(row) in full for f in row.fragments]
+    return _add_gap_columns(columns, full_rows, header)
 
 
 def _add_gap_columns(
-    columns: list[tuple[float, float]], full_rows: list[Row]
+    columns: list[tuple[float, float]], full_rows: list[Row], header: list[Fragment]
 ) -> list[tuple[float, float]]:
     """A full row's cell that falls between columns heads a column whose body is blank (e.g.
-    checkmarks drawn as graphics)."""
-    extra = [
-        (f.x0, f.x1)
-        for row in full_rows
-        for f in row.fragments
-        if all(min(x1, f.x1) - max(x0, f.x0) <= 0 for x0, x1 in columns)
-    ]
+    checkmarks drawn as graphics), unless the printed header (``header``: the cells of full
+    rows above the values) places it: a value under a header cell that heads a column is in
+    that column ("4 559" set with a space), and a header cell beside a column no header
+    names heads that column (a narrow number right-aligned under a wider centred header)."""
+    columns = list(columns)
+    extra: list[Fragment] = []
+    for f in (f for row in full_rows for f in row.fragments):
+        if any(_spans_overlap(column, (f.x0, f.x1)) for column in columns):
+            continue
+        if f in header:
+            i = _unheaded_neighbour(f, columns, header)
+            if i is not None:
+                columns[i] = (min(columns[i][0], f.x0), max(columns[i][1], f.x1))
+                continue
+        elif any(_spans_overlap((h.x0, h.x1), (f.x0, f.x1)) for h in header):
+            continue
+        extra.append(f)
+    return sorted([*columns, *_merge_extras(extra, header)])
+
+
+def _merge_extras(extra: list[Fragment], header: list[Fragment]) -> list[tuple[float, float]]:
+    """The x ranges of new columns: overlapping cells are one column, and so are a header cell
+    and a value right beside it (within a line height)."""
     merged: list[tuple[float, float]] = []
-    for x0, x1 in sorted(extra):
-        if merged and x0 <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], x1))
+    last: Fragment | None = None
+    for f in sorted(extra, key=lambda f: f.x0):
+        beside = last is not None and (f in header) != (last in header)
+        if merged and (f.x0 <= merged[-1][1] or beside and f.x0 - merged[-1][1] <= f.height):
+            merged[-1] = (merged[-1][0], max(merged[-1][1], f.x1))
         else:
-            merged.append((x0, x1))
-    return sorted([*columns, *merged])
+            merged.append((f.x0, f.x1))
+        last = f
+    return merged
+
+
+def _spans_overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return min(a[1], b[1]) - max(a[0], b[0]) > 0
+
+
+def _unheaded_neighbour(
+    frag: Fragment, columns: list[tuple[float, float]], header: list[Fragment]
+) -> int | None:
+    """The column right beside a header cell (within a line height) that no header cell
+    overlaps, if any: the column that cell heads."""
+    near = [
+        (max(x0 - frag.x1, frag.x0 - x1), i)
+        for i, (x0, x1) in enumerate(columns)
+        if max(x0 - frag.x1, frag.x0 - x1) <= frag.height
+        and not any(_spans_overlap((h.x0, h.x1), (x0, x1)) for h in header)
+    ]
+    return min(near)[1] if near else None
 
 
 def _split_across_columns(
@@ -1202,6 +1327,7 @@ def _extend_spans(
     """Widen header text over the data columns it heads (never past its parent's edge)."""
     row = ctx.rows[r]
     edges = {col for col in parent} | {last + 1 for last, _ in parent.values()}
+    extents = _column_extents(ctx.rows[r + 1 :], ctx.columns)
     for col in sorted(spans):
         last, frags = spans[col]
         if col < ctx.first_data_col:
@@ -1209,6 +1335,7 @@ def _extend_spans(
         lo, hi = _span_from_rules(frags, ctx, r)
         if lo is None:
             lo, hi = _span_by_proximity(col, spans, ctx, row, edges, labelled)
+            lo, hi = _aligned_span(frags, extents, col, lo, hi)
         spans[col] = (max(hi, last), frags)
         if lo < col and all(c not in spans for c in range(lo, col)):
             spans[lo] = spans.pop(col)
@@ -1268,6 +1395,43 @@ def _span_by_proximity(
             chosen.append(i)
             i += step
     return min(chosen), max(chosen)
+
+
+def _column_extents(
+    rows: list[Row], columns: list[tuple[float, float]]
+) -> list[tuple[float, float]]:
+    """How far each column's cells reach (a sub-header wider than the numbers under it)."""
+    extents = list(columns)
+    for frag in (f for row in rows for f in row.fragments):
+        first, last = _covered_columns(frag, columns)
+        if first == last:
+            x0, x1 = extents[first]
+            extents[first] = (min(x0, frag.x0), max(x1, frag.x1))
+    return extents
+
+
+def _aligned_span(
+    frags: list[Fragment], extents: list[tuple[float, float]], col: int, lo: int, hi: int
+) -> tuple[int, int]:
+    """The widest columns lo..hi around col that the header text is set centred, left- or
+    right-aligned over (``extents``: how far each column's cells reach). Proximity alone
+    gives a group header ("South" over "Apples Pears") the ungrouped column beside its group
+    ("Total") too; the text's placement tells them apart. The proximity span stays when no
+    part of it lines up."""
+    x0, x1 = min(f.x0 for f in frags), max(f.x1 for f in frags)
+    slack = max(f.height for f in frags)
+    spans = [(a, b) for a in range(lo, col + 1) for b in range(col, hi + 1)]
+    aligned = [
+        (a, b)
+        for a, b in spans
+        if min(
+            abs(extents[a][0] + extents[b][1] - x0 - x1) / 2,
+            abs(extents[a][0] - x0),
+            abs(extents[b][1] - x1),
+        )
+        <= slack
+    ]
+    return max(aligned, key=lambda span: span[1] - span[0], default=(lo, hi))
 
 
 def _rule_between(vertical: list[Rule], xa: float, xb: float, row: Row) -> bool:
