@@ -33,9 +33,10 @@ from docsym.indexer.pdf.figures import extract_figures
 from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout, read_layout
 from docsym.indexer.pdf.metadata import extract_metadata
 from docsym.indexer.pdf.references import extract_references
-from docsym.indexer.pdf.sections import extract_sections
+from docsym.indexer.pdf.sections import HEADING_SIZE_RATIO, extract_sections, runs_on
 from docsym.indexer.pdf.tables import extract_tables
 from docsym.indexer.sentences import sentences_of
+from docsym.language.sentences import opens_item
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -233,7 +234,8 @@ _HYPHEN_END = re.compile(r"(\w)-$")
 
 
 def _join(lines: list[Line]) -> TextUnit:
-    """One paragraph's text, and where each of its lines sits in that text."""
+    """One paragraph's text, where each of its lines sits in that text, and the lines a new
+    sentence starts at (``_opens_sentence``)."""
     out = lines[0].text
     spans = [LineSpan(0, len(out), lines[0].page, lines[0].bbox)]
     for line in lines[1:]:
@@ -243,7 +245,35 @@ def _join(lines: list[Line]) -> TextUnit:
             out += " "
         spans.append(LineSpan(len(out), len(out) + len(line.text), line.page, line.bbox))
         out += line.text
-    return TextUnit(out, lines[0].page, tuple(spans))
+    opens = _opens_sentence(lines)
+    breaks = tuple(span.start for span, new in zip(spans, opens, strict=True) if new and span.start)
+    return TextUnit(out, lines[0].page, tuple(spans), breaks)
+
+
+def _opens_sentence(lines: list[Line]) -> list[bool]:
+    """For each line of a paragraph, whether a sentence starts with it though no full stop may
+    end the one before: it opens a list item, it is a heading line, or it follows one."""
+    items: list[bool] = []
+    for n, line in enumerate(lines):
+        previous = lines[n - 1].text if n else None
+        items.append(opens_item(line.text, previous, bool(n) and items[-1]))
+    heads = [
+        n + 1 < len(lines) and _heads_text(line, lines[n + 1], lines)
+        for n, line in enumerate(lines)
+    ]
+    return [
+        item or head or (n > 0 and heads[n - 1])
+        for n, (item, head) in enumerate(zip(items, heads, strict=True))
+    ]
+
+
+def _heads_text(line: Line, follower: Line, block: list[Line]) -> bool:
+    """A heading line over the text it heads in one block: set apart by weight or size, and
+    ending short of the text's right edge without running on (not bold words that wrap)."""
+    emphasised = (
+        line.bold and not follower.bold
+    ) or line.size >= follower.size * HEADING_SIZE_RATIO
+    return emphasised and not line.text.endswith(("-", ",")) and not runs_on(line, block)
 
 
 def _inside(box: BBox, regions) -> bool:
