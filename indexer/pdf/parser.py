@@ -33,7 +33,13 @@ from docsym.indexer.pdf.figures import extract_figures
 from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout, read_layout
 from docsym.indexer.pdf.metadata import extract_metadata
 from docsym.indexer.pdf.references import extract_references
-from docsym.indexer.pdf.sections import HEADING_SIZE_RATIO, extract_sections, runs_on
+from docsym.indexer.pdf.sections import (
+    HEADING_SIZE_RATIO,
+    MAX_HEADING_LINES,
+    MAX_HEADING_WORDS,
+    extract_sections,
+    runs_on,
+)
 from docsym.indexer.pdf.tables import extract_tables
 from docsym.indexer.sentences import sentences_of
 from docsym.language.sentences import opens_item
@@ -252,28 +258,42 @@ def _join(lines: list[Line]) -> TextUnit:
 
 def _opens_sentence(lines: list[Line]) -> list[bool]:
     """For each line of a paragraph, whether a sentence starts with it though no full stop may
-    end the one before: it opens a list item, it is a heading line, or it follows one."""
+    end the one before: it opens a list item, or a heading starts or ends there."""
     items: list[bool] = []
     for n, line in enumerate(lines):
         previous = lines[n - 1].text if n else None
         items.append(opens_item(line.text, previous, bool(n) and items[-1]))
-    heads = [
-        n + 1 < len(lines) and _heads_text(line, lines[n + 1], lines)
-        for n, line in enumerate(lines)
-    ]
-    return [
-        item or head or (n > 0 and heads[n - 1])
-        for n, (item, head) in enumerate(zip(items, heads, strict=True))
-    ]
+    heads = _heading_lines(lines)
+    return [item or (n > 0 and heads[n] != heads[n - 1]) for n, item in enumerate(items)]
 
 
-def _heads_text(line: Line, follower: Line, block: list[Line]) -> bool:
-    """A heading line over the text it heads in one block: set apart by weight or size, and
-    ending short of the text's right edge without running on (not bold words that wrap)."""
-    emphasised = (
-        line.bold and not follower.bold
-    ) or line.size >= follower.size * HEADING_SIZE_RATIO
-    return emphasised and not line.text.endswith(("-", ",")) and not runs_on(line, block)
+def _heading_lines(lines: list[Line]) -> list[bool]:
+    """Which lines of a paragraph are a heading over the text below it in the same block: a
+    short run of lines set apart from that text by weight or size, its last line ending short
+    of the right edge without running on into the next (not bold sentences that wrap)."""
+    heads = [False] * len(lines)
+    for n in range(len(lines) - 1):
+        last, follower = lines[n], lines[n + 1]
+        emphasised = (last.bold and not follower.bold) or (
+            last.size >= follower.size * HEADING_SIZE_RATIO
+        )
+        # Text running on in lower case continues the line's sentence (unless it is a list
+        # item, "a. ..."): no heading ends there.
+        lower = follower.text[:1].islower() and not opens_item(follower.text)
+        runs = lower or last.text.endswith(("-", ","))
+        if not emphasised or runs or runs_on(last, lines):
+            continue
+        first = n
+        while first > 0 and _same_style(lines[first - 1], last):
+            first -= 1
+        words = sum(len(line.text.split()) for line in lines[first : n + 1])
+        if n - first < MAX_HEADING_LINES and words <= MAX_HEADING_WORDS:
+            heads[first : n + 1] = [True] * (n + 1 - first)
+    return heads
+
+
+def _same_style(a: Line, b: Line) -> bool:
+    return a.bold == b.bold and abs(a.size - b.size) < 0.3
 
 
 def _inside(box: BBox, regions) -> bool:
