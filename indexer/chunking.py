@@ -41,6 +41,9 @@ class TextUnit:
     text: str
     page: int
     lines: tuple[LineSpan, ...] = ()
+    # Offsets in ``text`` where a sentence starts though no full stop says so (a list item, a
+    # heading line), ascending: a sentence's box then never covers two items.
+    breaks: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
@@ -87,7 +90,9 @@ def count_tokens(texts: list[str]) -> list[int]:
 def chunk_units(units: list[TextUnit], target: int = TARGET_TOKENS) -> list[ChunkText]:
     """Pack the sentences of ``units`` into chunks of at most ``target`` word pieces."""
     sentences = [
-        (text, n, start) for n, unit in enumerate(units) for text, start in locate(unit.text)
+        (text, n, start)
+        for n, unit in enumerate(units)
+        for text, start in locate(unit.text, unit.breaks)
     ]
     if not sentences:
         return []
@@ -105,12 +110,13 @@ def chunk_units(units: list[TextUnit], target: int = TARGET_TOKENS) -> list[Chun
     return _pack(pieces, [unit.page for unit in units], target)
 
 
-def locate(text: str) -> list[tuple[str, int]]:
-    """The sentences of ``text`` with the offset each starts at. Sentences are substrings of
-    the text (the splitter only drops the whitespace between them)."""
+def locate(text: str, breaks: tuple[int, ...] = ()) -> list[tuple[str, int]]:
+    """The sentences of ``text`` (a new one at each of ``breaks``) with the offset each starts
+    at. Sentences are substrings of the text (the splitter only drops the whitespace between
+    them)."""
     located: list[tuple[str, int]] = []
     cursor = 0
-    for sentence in split_sentences(text):
+    for sentence in split_sentences(text, breaks):
         at = text.find(sentence, cursor)
         if at < 0:  # joined abbreviation pieces with other spacing: keep the running position
             at = cursor

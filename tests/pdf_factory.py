@@ -156,3 +156,39 @@ def scan_of(
     out.close()
     src.close()
     return path
+
+
+# (x, y, text, bold) of a page of lists: bullets, a dash, numbers and letters, items over two
+# lines (hanging indent), a heading line over its text in the same block, and an enumeration
+# inside a sentence ("(1) ... and" / "(2) ...") that stays one sentence.
+LIST_LINES = (
+    (72, 100, "The gauges were checked twice. Each visit recorded three facts:", False),
+    (72, 114, "• The height of the water above the weir, read from the", False),
+    (84, 128, "staff gauge. It is written down at once.", False),
+    (72, 142, "• The colour of the water after rain.", False),
+    (72, 156, "– The time of the visit in local hours", False),
+    (72, 170, "1. Floods were rare in the dry years", False),
+    (72, 184, "2. Droughts followed the planting of the", False),
+    (84, 198, "forest on the upper slopes.", False),
+    (72, 212, "(a) Runoff fell by forty percent", False),
+    (72, 226, "(b) Dry days doubled", False),
+    (72, 240, "Gauge Readers", True),
+    (72, 254, "Volunteers read the gauges. They were paid by the visit.", False),
+    (72, 268, "The survey asked two questions: (1) where each gauge stood and", False),
+    (72, 282, "(2) who read it on the day of the flood.", False),
+)
+
+
+def list_pdf(path: Path) -> Path:
+    """One page of LIST_LINES in 11-point Helvetica, drawn close enough to be one block (with
+    embedded fonts: the simple Helvetica of ``insert_text`` has no bullet or dash)."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    writer = pymupdf.TextWriter(page.rect)
+    fonts = {False: pymupdf.Font("helv"), True: pymupdf.Font("hebo")}
+    for x, y, text, bold in LIST_LINES:
+        writer.append((x, y), text, font=fonts[bold], fontsize=11)
+    writer.write_text(page)
+    doc.save(path)
+    doc.close()
+    return path

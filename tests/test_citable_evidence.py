@@ -63,6 +63,52 @@ def test_a_sentence_across_a_page_break_has_a_box_on_each_page(tmp_path: Path) -
     assert not any(s.continued for s in parsed.sentences if s is not start)
 
 
+def _baselines_inside(box: list[float]) -> list[float]:
+    """The baselines of pdf_factory.LIST_LINES that a sentence's box reaches over."""
+    return [y for _, y, _, _ in pdf_factory.LIST_LINES if box[1] <= y <= box[3]]
+
+
+def test_list_items_and_headings_start_sentences(tmp_path: Path) -> None:
+    parsed = parse_pdf(pdf_factory.list_pdf(tmp_path / "lists.pdf"))
+    boxes = {s.text: s.bbox for s in parsed.sentences}
+    # Each item (and the heading) is a sentence of its own, whose box covers its lines only.
+    items = {
+        "• The height of the water above the weir, read from the staff gauge.": [114, 128],
+        "• The colour of the water after rain.": [142],
+        "– The time of the visit in local hours": [156],
+        "1. Floods were rare in the dry years": [170],
+        "2. Droughts followed the planting of the forest on the upper slopes.": [184, 198],
+        "(a) Runoff fell by forty percent": [212],
+        "(b) Dry days doubled": [226],
+        "Gauge Readers": [240],
+    }
+    for text, baselines in items.items():
+        assert text in boxes, f"{text!r} is not a sentence of its own"
+        assert _baselines_inside(boxes[text]) == baselines
+    # The line before a list ends its sentence there; an enumeration inside a sentence stays.
+    assert "Each visit recorded three facts:" in boxes
+    assert "Volunteers read the gauges." in boxes
+    assert (
+        "The survey asked two questions: (1) where each gauge stood and (2) who read it on the "
+        "day of the flood." in boxes
+    )
+
+
+def test_multilexsum_bullets_are_sentences_of_their_own(corpus: Path) -> None:
+    parsed = parse_pdf(corpus / "papers/2206.10883v3_multilexsum.pdf")
+    on_page = {s.text: s for s in parsed.sentences if s.page_number == 2}
+    # The sentence before a bullet ends there: its box stops above the next bullet's line.
+    last = on_page["In Multi-LexSum, the average source length is over 75,000 words."]
+    bullet = next(s for t, s in on_page.items() if t.startswith("• Unlike other summarization"))
+    assert last.bbox[3] <= bullet.bbox[1] + 1
+    starts = [s.text[:12] for s in parsed.sentences if s.page_number == 4 and "•" in s.text]
+    assert starts == ["• Long (L) s", "• Short (S) ", "• Tiny (T) s"]  # one bullet each
+    # A numbered item's marker stays with its text; lettered items without full stops split.
+    page_26 = [s.text for s in parsed.sentences if s.page_number == 26]
+    assert "3. We contain the metadata for each, including but not limited to:" in page_26
+    assert "b. Case type" in page_26 and "c. Case name" in page_26
+
+
 def test_page_labels_from_the_pdf_and_from_printed_numbers(tmp_path: Path) -> None:
     roman_front = [
         {"startpage": 0, "prefix": "", "style": "r", "firstpagenum": 1},

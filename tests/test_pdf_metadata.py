@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-import pymupdf
+from pathlib import Path
 
+import pymupdf
+import pytest
+
+from docsym.indexer.ocr.pages import OcrRun
+from docsym.indexer.ocr.pool import OcrPool
 from docsym.indexer.pdf.layout import read_layout
 from docsym.indexer.pdf.metadata import extract_metadata
+from docsym.indexer.pdf.parser import parse_pdf
+from tests import pdf_factory
 
 
 def _meta(path):
@@ -61,3 +68,86 @@ def test_junk_metadata_title_is_replaced():
     assert meta.title == "A Real Title"
     assert meta.year == 2019  # creation date as the last resort
     assert meta.authors == []
+
+
+# --- titles from the first page's heading --------------------------------------------------
+
+HAN_HEADING = "商品的两个因素"
+HAN_BODY = (
+    "资本主义生产方式占统治地位的社会的财富，表现为庞大的商品堆积，单个的商品表现为这种财富的"
+    "元素形式。因此，我们的研究就从分析商品开始。"
+) * 3
+BODY = (
+    "The river gauge recorded daily flows for twelve years. Annual runoff fell by forty "
+    "percent after the forest was planted, while the number of dry days doubled. "
+) * 3
+
+
+@pytest.fixture(scope="module")
+def pool():
+    pool = OcrPool(workers=1)
+    yield pool
+    pool.close()
+
+
+def _han_page(path: Path) -> Path:
+    """A Chinese page: a large heading over body text (no Latin letters anywhere)."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 100), HAN_HEADING, fontsize=22, fontname="china-s")
+    page.insert_textbox(pymupdf.Rect(72, 130, 520, 400), HAN_BODY, fontsize=11, fontname="china-s")
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def _headed_page(path: Path, header: str | None) -> Path:
+    """A page cut from a paper: a small running header (or none), then body text and a bold
+    numbered heading of the body's size; nothing larger than the body."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    if header:
+        page.insert_text((72, 60), header, fontsize=9)
+    page.insert_textbox(pymupdf.Rect(72, 80, 520, 200), BODY, fontsize=10)
+    page.insert_text((72, 230), "5.1 Results of the Gauges", fontsize=10, fontname="hebo")
+    page.insert_textbox(pymupdf.Rect(72, 245, 520, 400), BODY, fontsize=10)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def test_a_chinese_heading_is_the_title(tmp_path: Path) -> None:
+    meta = _meta(_han_page(tmp_path / "han.pdf"))
+    assert meta.title == HAN_HEADING
+
+
+def test_a_scanned_first_page_is_titled_by_its_heading(tmp_path: Path, pool) -> None:
+    scan = pdf_factory.scan_of(_han_page(tmp_path / "han.pdf"), tmp_path / "scan.pdf")
+    parsed = parse_pdf(scan, OcrRun(pool))
+    assert parsed.pages[0].ocr  # the title came from the OCR'd text, not a text layer
+    assert parsed.meta.title == HAN_HEADING
+
+
+def test_a_page_without_larger_text_is_titled_by_the_block_heading_it(tmp_path: Path) -> None:
+    header = "Flow Records of Planted Catchments"
+    headed = _meta(_headed_page(tmp_path / "headed.pdf", f"{header} 9"))
+    assert headed.title == header  # the running header, without its page number
+    # A page that opens with a paragraph has no heading to take: no title rather than a guess.
+    assert _meta(_headed_page(tmp_path / "plain.pdf", None)).title is None
+
+
+def test_corpus_first_pages_without_metadata_titles(corpus: Path, pool, tmp_path: Path) -> None:
+    # One page of a paper: its running header names the paper.
+    pg9 = _meta(corpus / "papers/2305.03393v1-pg9.pdf")
+    assert pg9.title == "Optimized Table Tokenization for Table Structure Recognition"
+    # A scan whose hidden OCR layer sets the title smaller than the body text.
+    scan = parse_pdf(corpus / "scanned/ZFN-A-054-0304-0272.pdf", OcrRun(pool))
+    assert scan.meta.title == (
+        "Exact Solitary-wave Solutions for the General Fifth-order Shallow Water-wave Models"
+    )
+    # A Chinese book page read by OCR: its running header, without the page number 12.
+    page = tmp_path / "zh-p1.pdf"
+    with pymupdf.open(corpus / "scanned/small_ocr_zh_scan.pdf") as src, pymupdf.open() as doc:
+        doc.insert_pdf(src, from_page=0, to_page=0)
+        doc.save(page)
+    assert parse_pdf(page, OcrRun(pool)).meta.title == "第一篇 商品和货币"

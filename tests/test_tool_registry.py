@@ -104,3 +104,15 @@ def test_cli_call_runs_any_tool(sample_index: Path, capsys: pytest.CaptureFixtur
     assert main(["call", "--list"]) == 0
     listed = capsys.readouterr().out
     assert all(spec.usage() in listed for spec in TOOLS)
+
+
+def test_agent_prompt_states_what_a_hit_box_is() -> None:
+    # tools/evidence.py cites a window of one unit or two adjacent units (sentences of one
+    # passage, rows of one table); figures, equations and table summaries keep their region.
+    prompt = " ".join(guide.agent_prompt("").split())
+    assert (
+        "A hit's bbox is one sentence, two adjacent ones where the answer spans them, or one or "
+        "two adjacent table rows (a figure, equation or table summary: its region); a cell's, "
+        "the cell." in prompt
+    )
+    assert "answering sentence" not in prompt

@@ -57,10 +57,12 @@ class Evidence(BaseModel):
         default=None, description="the page's printed number or label, where it differs"
     )
     bbox: list[float] | None = Field(
-        default=None, description="[x0, y0, x1, y1] PDF points of the cited sentence or row"
+        default=None,
+        description="[x0, y0, x1, y1] PDF points of the one or two cited sentences or rows",
     )
     cited: list[str] = Field(
-        default_factory=list, description="sentence ids (or table row ids) the box covers"
+        default_factory=list,
+        description="sentence ids (or table row ids) the box covers, one or two",
     )
     excerpt: str | None = None
 

@@ -22,10 +22,10 @@ Hints:
   primary_key in [...] with keys from run_sql).
 - Table numbers: find the table (tables.caption/summary, table_summaries.text), read cells by
   row_path/col_path (lookup_cells), compute with calculate (the recap prompt has the steps).
-- Cite each fact as (doc_id, page, bbox) with the bbox of the hit or cell that states it (a
-  hit's bbox is its answering sentence; "page 26 (printed 24)" when a page label differs).
-  read_passage reads on around a hit; view_page(highlight_ids=cited) shows the box. DOCX, HTML
-  and Markdown have no pages: cite them by section_id and title.
+- Cite facts as (doc_id, page, bbox), "page 26 (printed 24)" where a label differs. A hit's
+  bbox is one sentence, two adjacent ones where the answer spans them, or one or two adjacent
+  table rows (a figure, equation or table summary: its region); a cell's, the cell. DOCX,
+  HTML and Markdown have no pages: cite them by section_id and title.
 - Results are capped; notes say how to get the rest.
 """
 

@@ -274,7 +274,7 @@ class ViewPageArgs(Arguments):
     highlight_ids: Annotated[
         list[Annotated[str, Field(max_length=100)]] | None,
         Field(
-            description="ids whose boxes to draw: the cited sentence ids of a hit, cell ids, "
+            description="ids whose boxes to draw: a hit's cited ids (sentences or rows), cell ids, "
             "table rows ('<table_id>-r<row>'), chunks, tables, figures",
             max_length=MAX_HIGHLIGHTS,
         ),
@@ -287,8 +287,8 @@ VIEW_PAGE = ToolSpec(
     description=(
         "A PNG of a PDF page, or of a region of it, to read a figure, table or equation as "
         "printed. " + BBOX_HELP + " Pass the bbox of a search hit, table or figure as "
-        "bounding_box to crop; mark what you cite with highlight_ids (a hit's cited sentence "
-        "ids, cell ids) or highlights (boxes). dpi 36-300; images are capped at 4 megapixels "
+        "bounding_box to crop; mark what you cite with highlight_ids (a hit's cited ids, "
+        "cell ids) or highlights (boxes). dpi 36-300; images are capped at 4 megapixels "
         "(dpi is lowered to fit, and the note says so)."
     ),
     arguments=ViewPageArgs,

@@ -75,12 +75,17 @@ class SearchHit(BaseModel):
     )
     bbox: list[float] | None = Field(
         default=None,
-        description="[x0, y0, x1, y1] PDF points of the sentence or table row that answers",
+        description="[x0, y0, x1, y1] PDF points of what answers: one sentence, two adjacent ones "
+        "where the answer spans them, or one or two adjacent table rows; a figure's, equation's "
+        "or table summary's own region",
     )
     cited: list[str] = Field(
-        default_factory=list, description="ids of the sentences (or table rows) the bbox covers"
+        default_factory=list,
+        description="ids of the one or two sentences (or table rows) the bbox covers",
     )
-    text: str = Field(description="the answering sentence with its neighbours, or the row's text")
+    text: str = Field(
+        description="the cited sentences or table rows with their neighbours, or the row's text"
+    )
     sources: list[str] = Field(default_factory=list, description="collections that found it")
     again: bool = Field(
         default=False,

@@ -482,6 +482,14 @@ def _mark_numbered_edges(pages: list[PageLayout]) -> None:
                 page.printed = page.printed or str(page.number - offset)
 
 
+def without_page_number(text: str) -> str:
+    """``text`` without a page number printed before or after it ("12 Chapter One", "Title 9")."""
+    found = _TRAILING_NUMBER.search(text) or _LEADING_NUMBER.search(text)
+    if not found or found.group(0).strip() == text.strip():
+        return text
+    return (text[: found.start()] + text[found.end() :]).strip()
+
+
 def _edge_lines(page: PageLayout) -> list[Line]:
     """The two top-most and two bottom-most lines of a page."""
     by_y = sorted(page.lines, key=lambda line: line.bbox[1])

@@ -12,7 +12,7 @@ import re
 import pymupdf
 
 from docsym.indexer.model import DocumentMeta
-from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout
+from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout, without_page_number
 
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>,;]+)", re.IGNORECASE)
 # The arXiv side stamp: "arXiv:2004.04906v3 [cs.CL] 30 Sep 2020".
@@ -53,14 +53,20 @@ _FOOTNOTE_MARKS = re.compile(r"[†‡∗*§¶⋆♯♮♭✝✉#]+")
 _KEYWORDS = re.compile(r"^(keywords|key words|index terms|ccs concepts)\b", re.IGNORECASE)
 _COPYRIGHT_TAIL = re.compile(r"\s*(?:©|\(c\)|\bq)\s*(?:19|20)\d\d\b.{0,80}reserved\.?\s*$")
 ABSTRACT_MAX_WORDS = 600
+# A title is at least this much larger than the body text. OCR'd line sizes are measured line
+# heights that vary by several percent from line to line; born-digital titles are 1.3x or more.
+TITLE_SIZE_RATIO = 1.15
+# Letters make most of a title; an OCR'd formula ("d (t) + 3rA1 (t)³G(t)") is often as tall.
+TITLE_LETTER_SHARE = 0.6
+MAX_TITLE_LINES = 3  # a page's first block longer than this is a paragraph, not its title
 
 
 def extract_metadata(doc: pymupdf.Document, layout: DocumentLayout) -> DocumentMeta:
     info = doc.metadata or {}
     first = layout.pages[0] if layout.pages else None
     lines = _first_page_lines(first) if first else []
-    title_lines = _title_lines(lines, first.height, layout.body_size) if first else []
-    title = _clean_meta_title(info.get("title", "")) or _join(title_lines) or None
+    title_lines, layout_title = _title(lines, first.height, layout.body_size) if first else ([], "")
+    title = _clean_meta_title(info.get("title", "")) or layout_title or None
     authors = _split_meta_authors(info.get("author", ""))
     if not authors and first and title_lines:
         authors = _layout_authors(first, lines, title_lines)
@@ -104,19 +110,19 @@ def _split_meta_authors(author: str) -> list[str]:
     return [name for name in names if name]
 
 
-def _title_lines(lines: list[Line], page_height: float, body_size: float) -> list[Line]:
-    """The largest-font lines in the top half of page 1 (journal banners excluded)."""
+def _title(lines: list[Line], page_height: float, body_size: float) -> tuple[list[Line], str]:
+    """The title's lines and text: the largest-font lines in the top half of page 1 (journal
+    banners excluded); without any notably larger than the body, the block heading the page."""
     candidates = [
         line
         for line in lines
         if line.bbox[1] < page_height * 0.5
-        and line.size > body_size + 0.5
-        and len(re.findall(r"[A-Za-z]", line.text)) >= 4
-        and not any(venue.search(line.text) for venue in _VENUES)
-        and not _ARXIV_ANY.search(line.text)
+        and line.size >= body_size * TITLE_SIZE_RATIO
+        and _reads_as_title(line.text)
     ]
     if not candidates:
-        return []
+        head = _page_head(lines)
+        return head, without_page_number(_join(head))
     biggest = max(line.size for line in candidates)
     top = [line for line in candidates if line.size >= biggest - 0.5]
     start = min(top, key=lambda line: line.seq)
@@ -127,7 +133,33 @@ def _title_lines(lines: list[Line], page_height: float, body_size: float) -> lis
         gap = line.bbox[1] - out[-1].bbox[3]
         if -0.5 * line.size <= gap < 1.2 * line.size:
             out.append(line)
-    return out
+    return out, _join(out)
+
+
+def _reads_as_title(text: str) -> bool:
+    """Words in any script (a Chinese title has no Latin letters), not a formula, a venue or an
+    arXiv stamp."""
+    letters = sum(ch.isalpha() for ch in text)
+    return (
+        letters >= 4
+        and letters >= TITLE_LETTER_SHARE * len(text.replace(" ", ""))
+        and not any(venue.search(text) for venue in _VENUES)
+        and not _ARXIV_ANY.search(text)
+    )
+
+
+def _page_head(lines: list[Line]) -> list[Line]:
+    """The page's first block when it is a heading (a few lines, no full stop): on a page
+    without larger text (a scan's hidden layer, one page cut from a paper, a book page) that is
+    the title or the running header."""
+    body = [line for line in lines if not line.furniture]
+    if not body:
+        return []
+    head = [line for line in body if line.block == body[0].block]
+    text = _join(head)
+    if len(head) > MAX_TITLE_LINES or text.endswith((".", ",", ";", ":")):
+        return []
+    return head if _reads_as_title(text) else []
 
 
 def _join(lines: list[Line]) -> str:

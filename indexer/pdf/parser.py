@@ -33,9 +33,16 @@ from docsym.indexer.pdf.figures import extract_figures
 from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout, read_layout
 from docsym.indexer.pdf.metadata import extract_metadata
 from docsym.indexer.pdf.references import extract_references
-from docsym.indexer.pdf.sections import extract_sections
+from docsym.indexer.pdf.sections import (
+    HEADING_SIZE_RATIO,
+    MAX_HEADING_LINES,
+    MAX_HEADING_WORDS,
+    extract_sections,
+    runs_on,
+)
 from docsym.indexer.pdf.tables import extract_tables
 from docsym.indexer.sentences import sentences_of
+from docsym.language.sentences import opens_item
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -233,7 +240,8 @@ _HYPHEN_END = re.compile(r"(\w)-$")
 
 
 def _join(lines: list[Line]) -> TextUnit:
-    """One paragraph's text, and where each of its lines sits in that text."""
+    """One paragraph's text, where each of its lines sits in that text, and the lines a new
+    sentence starts at (``_opens_sentence``)."""
     out = lines[0].text
     spans = [LineSpan(0, len(out), lines[0].page, lines[0].bbox)]
     for line in lines[1:]:
@@ -243,7 +251,49 @@ def _join(lines: list[Line]) -> TextUnit:
             out += " "
         spans.append(LineSpan(len(out), len(out) + len(line.text), line.page, line.bbox))
         out += line.text
-    return TextUnit(out, lines[0].page, tuple(spans))
+    opens = _opens_sentence(lines)
+    breaks = tuple(span.start for span, new in zip(spans, opens, strict=True) if new and span.start)
+    return TextUnit(out, lines[0].page, tuple(spans), breaks)
+
+
+def _opens_sentence(lines: list[Line]) -> list[bool]:
+    """For each line of a paragraph, whether a sentence starts with it though no full stop may
+    end the one before: it opens a list item, or a heading starts or ends there."""
+    items: list[bool] = []
+    for n, line in enumerate(lines):
+        previous = lines[n - 1].text if n else None
+        items.append(opens_item(line.text, previous, bool(n) and items[-1]))
+    heads = _heading_lines(lines)
+    return [item or (n > 0 and heads[n] != heads[n - 1]) for n, item in enumerate(items)]
+
+
+def _heading_lines(lines: list[Line]) -> list[bool]:
+    """Which lines of a paragraph are a heading over the text below it in the same block: a
+    short run of lines set apart from that text by weight or size, its last line ending short
+    of the right edge without running on into the next (not bold sentences that wrap)."""
+    heads = [False] * len(lines)
+    for n in range(len(lines) - 1):
+        last, follower = lines[n], lines[n + 1]
+        emphasised = (last.bold and not follower.bold) or (
+            last.size >= follower.size * HEADING_SIZE_RATIO
+        )
+        # Text running on in lower case continues the line's sentence (unless it is a list
+        # item, "a. ..."): no heading ends there.
+        lower = follower.text[:1].islower() and not opens_item(follower.text)
+        runs = lower or last.text.endswith(("-", ","))
+        if not emphasised or runs or runs_on(last, lines):
+            continue
+        first = n
+        while first > 0 and _same_style(lines[first - 1], last):
+            first -= 1
+        words = sum(len(line.text.split()) for line in lines[first : n + 1])
+        if n - first < MAX_HEADING_LINES and words <= MAX_HEADING_WORDS:
+            heads[first : n + 1] = [True] * (n + 1 - first)
+    return heads
+
+
+def _same_style(a: Line, b: Line) -> bool:
+    return a.bold == b.bold and abs(a.size - b.size) < 0.3
 
 
 def _inside(box: BBox, regions) -> bool:

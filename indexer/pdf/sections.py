@@ -64,6 +64,8 @@ MAX_KEYWORD_HEADING_WORDS = 28
 MAX_UNNUMBERED_WORDS = 10
 # A line this much wider than its text needs is spread over table columns.
 MAX_SPREAD = 1.45
+# A heading set in a larger size than the text it heads is at least this much larger.
+HEADING_SIZE_RATIO = 1.12
 # Lines of a heading merged at most (a title wrapped over two or three lines).
 MAX_HEADING_LINES = 3
 
@@ -380,7 +382,7 @@ def _could_be_heading(line: Line, page: PageLayout, body_size: float) -> bool:
     """Cheap filters every line goes through; most body lines stop here."""
     if line.furniture or line.size < body_size - 0.6:
         return False
-    emphasised = line.bold or line.size >= body_size * 1.12
+    emphasised = line.bold or line.size >= body_size * HEADING_SIZE_RATIO
     if not emphasised:
         return False
     text = line.text
@@ -408,14 +410,14 @@ def _heading_end(lines: list[Line], index: int) -> int:
             or gap > 0.6 * first.size
             or current.text.endswith(".")
             or split_heading_number(follower.text)[0] != "unnumbered"
-            or (follower.block != current.block and not _wrapped(current, lines))
+            or (follower.block != current.block and not runs_on(current, lines))
         ):
             break
         last += 1
     return last
 
 
-def _wrapped(line: Line, lines: list[Line]) -> bool:
+def runs_on(line: Line, lines: list[Line]) -> bool:
     """The line runs on: it stops on a connective or reaches the right edge of the text."""
     if line.text.endswith(("&", " and", " of", " for", " the", " to", " in", " on")):
         return True
@@ -477,7 +479,7 @@ def _plausible_unnumbered(first: Line, last: Line, text: str, body_size: float) 
     if text.endswith((".", ":")) or not first.text[0].isupper():
         return False
     # Bold words at body size that run into a sentence ("Results. We use ...") are not headings.
-    return first.bold or first.size >= body_size * 1.12
+    return first.bold or first.size >= body_size * HEADING_SIZE_RATIO
 
 
 def _spread_out(line: Line, text: str) -> bool:
