@@ -13,6 +13,7 @@ import numpy as np
 import pymupdf
 import pytest
 
+from docsym.indexer.model import Table
 from docsym.indexer.ocr import pool as pool_module
 from docsym.indexer.ocr.engine import MODELS, OcrLine, PageOcr, engine_version
 from docsym.indexer.ocr.need import needs_ocr
@@ -137,6 +138,62 @@ def test_a_scanned_table_keeps_its_rules_and_cells(pool, tmp_path):
     assert (table.n_rows, table.n_cols) == (3, 3)
     values = {(c.row, c.col): c.text for c in table.cells}
     assert values[(1, 0)] == "Forest" and values[(2, 2)] == "702" and values[(0, 1)] == "2019"
+
+
+# A wide ruled table: "Results" spans "Yield" and "Cost"; the header is shaded, as many tables'
+# heads are; one body cell holds two lines.
+HEADER = ("Site", "Samples", "Results")
+SUBHEADER = ("Yield", "Cost")
+BODY = [
+    ("North", "12", ("41.5%, n=3",), ("220 kg",)),
+    ("South", "9", ("77.2%, n=4", "(70.1%, n=2)"), ("315 kg",)),
+    ("West", "7", ("63.8%, n=2",), ("198 kg",)),
+]
+XS = (40, 200, 340, 560, 780)  # column edges
+YS = (40, 80, 120, 170, 240, 290)  # row edges: header, subheader, then the body rows
+
+
+def _grid_table(path: Path) -> Path:
+    doc = pymupdf.open()
+    page = doc.new_page(width=820, height=330)
+    page.draw_rect(pymupdf.Rect(XS[0], YS[0], XS[-1], YS[2]), color=None, fill=(0.55, 0.7, 0.9))
+    for x, text in zip(XS[:3], HEADER, strict=True):
+        page.insert_text((x + 10, YS[0] + 25), text, fontsize=15, fontname="hebo")
+    for x, text in zip(XS[2:4], SUBHEADER, strict=True):
+        page.insert_text((x + 10, YS[1] + 25), text, fontsize=15, fontname="hebo")
+    for top, (site, samples, yields, costs) in zip(YS[2:-1], BODY, strict=True):
+        for x, lines in zip(XS, ((site,), (samples,), yields, costs), strict=False):
+            for n, text in enumerate(lines):
+                page.insert_text((x + 10, top + 25 + 22 * n), text, fontsize=15)
+    black = (0, 0, 0)
+    for y in (YS[0], *YS[2:]):
+        page.draw_line((XS[0], y), (XS[-1], y), color=black, width=1.5)
+    page.draw_line((XS[2], YS[1]), (XS[-1], YS[1]), color=black, width=1.5)  # under "Results"
+    for x in (XS[0], XS[1], XS[2], XS[-1]):
+        page.draw_line((x, YS[0]), (x, YS[-1]), color=black, width=1.5)
+    page.draw_line((XS[3], YS[1]), (XS[3], YS[-1]), color=black, width=1.5)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def _cell(table: Table, row: list[str], col: list[str]) -> str:
+    (text,) = [c.text for c in table.cells if c.row_path == row and c.col_path == col]
+    return text
+
+
+def test_a_scanned_grid_with_a_shaded_spanning_header_becomes_a_table(pool, tmp_path) -> None:
+    scan = pdf_factory.scan_of(_grid_table(tmp_path / "grid.pdf"), tmp_path / "scan.pdf")
+    parsed = parse_pdf(scan, OcrRun(pool))
+    (table,) = parsed.tables
+    assert (table.n_rows, table.n_cols, table.header_rows) == (5, 4, 2)
+    assert _cell(table, ["North"], ["Results", "Yield"]) == "41.5%, n=3"
+    assert _cell(table, ["South"], ["Results", "Yield"]) == "77.2%, n=4 (70.1%, n=2)"
+    assert _cell(table, ["West"], ["Results", "Cost"]) == "198 kg"
+    assert _cell(table, ["West"], ["Samples"]) == "7"
+    # Read row by row: a row's values follow its label, not the other half of the table.
+    text = parsed.pages[0].text
+    assert text.index("North") < text.index("41.5%") < text.index("South") < text.index("315")
 
 
 def test_ocr_results_are_cached_by_page_image(original, tmp_path):
@@ -277,6 +334,14 @@ def test_corpus_scanned_table_is_read(corpus, pool):
     for phrase in ("Results", "Accuracy", "Low Vision", "Dexterity", "Mobility", "1199 sec"):
         assert phrase in text
     assert parsed.pages[0].ocr_confidence > 0.95
+    # The ruled grid (its head shaded) is one table, read row by row, its paths from the rules.
+    assert "Low Vision 5 2 3" in text
+    (table,) = parsed.tables
+    assert (table.n_rows, table.n_cols, table.header_rows) == (6, 6, 2)
+    assert _cell(table, ["Blind"], ["Results", "Accuracy"]) == "34.5%, n=1"
+    assert _cell(table, ["Mobility"], ["Results", "Time to complete"]) == "1416 sec, n=3"
+    assert _cell(table, ["Low Vision"], ["Results", "Accuracy"]) == "98.3% n=2 (97.7%, n=3)"
+    assert _cell(table, ["Dexterity"], ["Ballots Completed"]) == "4"
 
 
 def test_corpus_chinese_scan_is_read(corpus, pool, tmp_path):
