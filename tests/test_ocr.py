@@ -140,8 +140,9 @@ def test_a_scanned_table_keeps_its_rules_and_cells(pool, tmp_path):
     assert values[(1, 0)] == "Forest" and values[(2, 2)] == "702" and values[(0, 1)] == "2019"
 
 
-# A wide ruled table: "Results" spans "Yield" and "Cost"; the header is shaded, as many tables'
-# heads are; one body cell holds two lines.
+# A wide ruled table under its caption: "Results" spans "Yield" and "Cost"; the header is
+# shaded, as many tables' heads are; one body cell holds two lines.
+CAPTION = "Table 3: Yield and cost by site."
 HEADER = ("Site", "Samples", "Results")
 SUBHEADER = ("Yield", "Cost")
 BODY = [
@@ -150,12 +151,13 @@ BODY = [
     ("West", "7", ("63.8%, n=2",), ("198 kg",)),
 ]
 XS = (40, 200, 340, 560, 780)  # column edges
-YS = (40, 80, 120, 170, 240, 290)  # row edges: header, subheader, then the body rows
+YS = (60, 100, 140, 190, 260, 310)  # row edges: header, subheader, then the body rows
 
 
 def _grid_table(path: Path) -> Path:
     doc = pymupdf.open()
-    page = doc.new_page(width=820, height=330)
+    page = doc.new_page(width=820, height=350)
+    page.insert_text((XS[0], YS[0] - 18), CAPTION, fontsize=13)
     page.draw_rect(pymupdf.Rect(XS[0], YS[0], XS[-1], YS[2]), color=None, fill=(0.55, 0.7, 0.9))
     for x, text in zip(XS[:3], HEADER, strict=True):
         page.insert_text((x + 10, YS[0] + 25), text, fontsize=15, fontname="hebo")
@@ -187,6 +189,7 @@ def test_a_scanned_grid_with_a_shaded_spanning_header_becomes_a_table(pool, tmp_
     parsed = parse_pdf(scan, OcrRun(pool))
     (table,) = parsed.tables
     assert (table.n_rows, table.n_cols, table.header_rows) == (5, 4, 2)
+    assert table.label == "Table 3" and table.caption == CAPTION
     assert _cell(table, ["North"], ["Results", "Yield"]) == "41.5%, n=3"
     assert _cell(table, ["South"], ["Results", "Yield"]) == "77.2%, n=4 (70.1%, n=2)"
     assert _cell(table, ["West"], ["Results", "Cost"]) == "198 kg"
