@@ -8,6 +8,7 @@ import multiprocessing
 import os
 from pathlib import Path
 
+import cv2
 import duckdb
 import numpy as np
 import pymupdf
@@ -15,7 +16,7 @@ import pytest
 
 from docsym.indexer.model import Table
 from docsym.indexer.ocr import pool as pool_module
-from docsym.indexer.ocr.engine import MODELS, OcrLine, PageOcr, engine_version
+from docsym.indexer.ocr.engine import MODELS, OcrLine, PageOcr, _ruled_lines, engine_version
 from docsym.indexer.ocr.need import needs_ocr
 from docsym.indexer.ocr.pages import OcrRun
 from docsym.indexer.ocr.pool import OcrCache, OcrPool, PageImage
@@ -138,6 +139,41 @@ def test_a_scanned_table_keeps_its_rules_and_cells(pool, tmp_path):
     assert (table.n_rows, table.n_cols) == (3, 3)
     values = {(c.row, c.col): c.text for c in table.cells}
     assert values[(1, 0)] == "Forest" and values[(2, 2)] == "702" and values[(0, 1)] == "2019"
+
+
+def _rule_positions(image: np.ndarray) -> set[tuple[str, int]]:
+    """The rules ``engine._ruled_lines`` finds on a gray image: ("across", y) or ("down", x)."""
+    found = set()
+    for quad in _ruled_lines(cv2.cvtColor(image, cv2.COLOR_GRAY2BGR), []):
+        (x0, y0), (x1, y1) = quad.min(axis=0), quad.max(axis=0)
+        across = x1 - x0 > y1 - y0
+        found.add(
+            ("across", round((y0 + y1) / 20) * 10)
+            if across
+            else ("down", round((x0 + x1) / 20) * 10)
+        )
+    return found
+
+
+def test_rules_over_and_along_a_shaded_table_head_are_found() -> None:
+    page = np.full((400, 900), 255, dtype=np.uint8)
+    page[100:200, 100:800] = 175  # the head's shading: not a rule, nor what hides them
+    for y, (x0, x1) in {100: (100, 800), 150: (450, 800), 200: (100, 800), 300: (100, 800)}.items():
+        page[y - 1 : y + 1, x0:x1] = 0
+    for x, y0 in {100: 100, 450: 100, 630: 150, 800: 100}.items():
+        page[y0:300, x - 1 : x + 1] = 0
+    across = {("across", y) for y in (100, 150, 200, 300)}
+    down = {("down", x) for x in (100, 450, 630, 800)}
+    assert _rule_positions(page) == across | down
+
+
+def test_a_photos_long_thin_lines_are_not_rules() -> None:
+    page = np.full((400, 900), 255, dtype=np.uint8)
+    texture = np.random.default_rng(0).integers(0, 120, (200, 700)).astype(np.uint8)
+    page[100:300, 100:800] = cv2.GaussianBlur(texture, (5, 5), 0)
+    page[199:201, 100:800] = 0  # its horizon
+    page[100:300, 449:451] = 0  # a mast
+    assert _rule_positions(page) == set()
 
 
 # A wide ruled table under its caption: "Results" spans "Yield" and "Cost"; the header is

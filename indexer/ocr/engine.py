@@ -49,6 +49,10 @@ RULE_THICKNESS = 6
 RULE_LINES = 2.5
 # Ink is at least this many gray levels darker than the paper (or shading) around it.
 MIN_INK_CONTRAST = 40
+# A filled area whose tone, strokes aside, spreads wider than this (gray levels, standard
+# deviation) is a photo; shading is flat (a scanned shaded table head: 0.5; screenshots in
+# papers at 150 dpi: 12 to 31).
+FLAT_SPREAD = 8.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,11 +298,10 @@ def _ruled_lines(image: np.ndarray, boxes: list[np.ndarray]) -> list[np.ndarray]
     flat (or tall) kernel keeps only runs at least that long. Letters' strokes are shorter than
     RULE_LINES text lines are tall, and than a 25th of the page's width. Underlined text yields
     a rule too, as in a born-digital PDF."""
-    ink = _thin_ink(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY))
-    # Dense dark texture (a photo's detail) is not rules, nor part of the rules it touches.
-    square = cv2.getStructuringElement(cv2.MORPH_RECT, (RULE_THICKNESS + 1,) * 2)
-    solid = cv2.dilate(cv2.morphologyEx(ink, cv2.MORPH_OPEN, square), square)
-    ink = cv2.bitwise_and(ink, cv2.bitwise_not(solid))
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    ink = _thin_ink(gray)
+    # A photo's detail is not rules, nor part of the rules it touches.
+    ink = cv2.bitwise_and(ink, cv2.bitwise_not(_photos(gray, ink)))
     height, width = ink.shape
     line = float(np.median([_sides(box)[1] for box in boxes])) if boxes else 20.0
     least = max(20, round(RULE_LINES * line))
@@ -328,6 +331,26 @@ def _thin_ink(gray: np.ndarray) -> np.ndarray:
     # A blank page's noise splits at some level too; ink stands well clear of the paper.
     _, ink = cv2.threshold(darker, max(level, MIN_INK_CONTRAST), 255, cv2.THRESH_BINARY)
     return ink
+
+
+def _photos(gray: np.ndarray, ink: np.ndarray) -> np.ndarray:
+    """Filled dark areas whose gray varies away from their strokes (photos), as a 0/255 mask
+    grown by a rule's thickness. A shaded table head is filled too, but flat: its rules and
+    words are ink on an even tone (the corpus table scan's head: 0.5 gray levels of spread)."""
+    _, dark = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
+    square = cv2.getStructuringElement(cv2.MORPH_RECT, (RULE_THICKNESS + 1,) * 2)
+    count, labels = cv2.connectedComponents(cv2.morphologyEx(dark, cv2.MORPH_OPEN, square))
+    if count < 2:
+        return np.zeros_like(gray)
+    # Strokes and their anti-aliased edges left out, the tone of each area is measured.
+    away = (labels > 0) & (cv2.dilate(ink, cv2.getStructuringElement(cv2.MORPH_RECT, (5, 5))) == 0)
+    area, tone = labels[away], gray[away].astype(np.float64)
+    pixels = np.maximum(np.bincount(area, minlength=count), 1)
+    mean = np.bincount(area, tone, count) / pixels
+    spread = np.sqrt(np.maximum(np.bincount(area, tone * tone, count) / pixels - mean**2, 0.0))
+    textured = spread > FLAT_SPREAD
+    textured[0] = False  # the paper
+    return cv2.dilate(textured[labels].astype(np.uint8) * 255, square)
 
 
 def _orientation(image: np.ndarray, boxes: list[np.ndarray]) -> int:
