@@ -49,11 +49,11 @@ def _grid_table(
         )
         for cell in grid.cells
     ]
-    filled = [c for c in cells if c.text]
+    filled = [c for c in cells if c.text]  # an empty cell is left out, as the PDF reader does
     if len({c.row for c in filled}) < 2 or len({c.col for c in filled}) < 2:
         return None  # a framed box of text, not a table
     table = finish_table(
-        cells,
+        filled,
         ordinal=0,
         page_number=page.number,
         bbox=grid.bbox,

@@ -52,7 +52,7 @@ class Grid:
         """Sort key reading a grid cell by cell (a cell spanning rows comes in its top row),
         and inside a cell top to bottom."""
         cell = next((c for c in self.cells if c.holds(box)), None)
-        if cell is None:  # on a rule: after the cells of its row
+        if cell is None:  # outside every cell (on a rule): after the grid's cells
             return len(self.cells), 0, box[1], box[0]
         return cell.row, cell.col, box[1], box[0]
 
@@ -60,6 +60,7 @@ class Grid:
 def find_grids(rules: Iterable[BBox]) -> list[Grid]:
     """The grids the rules make: rules joined by touching, kept where two across and two down
     rules meet (an underline or a lone booktabs rule is no grid)."""
+    rules = list(rules)
     across = [r for r in rules if r[2] - r[0] >= r[3] - r[1]]
     down = [r for r in rules if r[2] - r[0] < r[3] - r[1]]
     groups = _touching_groups([*across, *down])
