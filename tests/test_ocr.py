@@ -178,38 +178,44 @@ def test_a_photos_long_thin_lines_are_not_rules() -> None:
 
 # A wide ruled table under its caption: "Results" spans "Yield" and "Cost"; the header is
 # shaded, as many tables' heads are; one body cell holds two lines.
-CAPTION = "Table 3: Yield and cost by site."
-HEADER = ("Site", "Samples", "Results")
-SUBHEADER = ("Yield", "Cost")
-BODY = [
+GRID_CAPTION = "Table 3: Yield and cost by site."
+GRID_HEADER = ("Site", "Samples", "Results")
+GRID_SUBHEADER = ("Yield", "Cost")
+GRID_BODY = [
     ("North", "12", ("41.5%, n=3",), ("220 kg",)),
     ("South", "9", ("77.2%, n=4", "(70.1%, n=2)"), ("315 kg",)),
     ("West", "7", ("63.8%, n=2",), ("198 kg",)),
 ]
-XS = (40, 200, 340, 560, 780)  # column edges
-YS = (60, 100, 140, 190, 260, 310)  # row edges: header, subheader, then the body rows
+GRID_XS = (40, 200, 340, 560, 780)  # column edges
+GRID_YS = (60, 100, 140, 190, 260, 310)  # row edges: header, subheader, then the body rows
 
 
 def _grid_table(path: Path) -> Path:
     doc = pymupdf.open()
     page = doc.new_page(width=820, height=350)
-    page.insert_text((XS[0], YS[0] - 18), CAPTION, fontsize=13)
-    page.draw_rect(pymupdf.Rect(XS[0], YS[0], XS[-1], YS[2]), color=None, fill=(0.55, 0.7, 0.9))
-    for x, text in zip(XS[:3], HEADER, strict=True):
-        page.insert_text((x + 10, YS[0] + 25), text, fontsize=15, fontname="hebo")
-    for x, text in zip(XS[2:4], SUBHEADER, strict=True):
-        page.insert_text((x + 10, YS[1] + 25), text, fontsize=15, fontname="hebo")
-    for top, (site, samples, yields, costs) in zip(YS[2:-1], BODY, strict=True):
-        for x, lines in zip(XS, ((site,), (samples,), yields, costs), strict=False):
+    page.insert_text((GRID_XS[0], GRID_YS[0] - 18), GRID_CAPTION, fontsize=13)
+    page.draw_rect(
+        pymupdf.Rect(GRID_XS[0], GRID_YS[0], GRID_XS[-1], GRID_YS[2]),
+        color=None,
+        fill=(0.55, 0.7, 0.9),
+    )
+    for x, text in zip(GRID_XS[:3], GRID_HEADER, strict=True):
+        page.insert_text((x + 10, GRID_YS[0] + 25), text, fontsize=15, fontname="hebo")
+    for x, text in zip(GRID_XS[2:4], GRID_SUBHEADER, strict=True):
+        page.insert_text((x + 10, GRID_YS[1] + 25), text, fontsize=15, fontname="hebo")
+    for top, (site, samples, yields, costs) in zip(GRID_YS[2:-1], GRID_BODY, strict=True):
+        for x, lines in zip(GRID_XS, ((site,), (samples,), yields, costs), strict=False):
             for n, text in enumerate(lines):
                 page.insert_text((x + 10, top + 25 + 22 * n), text, fontsize=15)
     black = (0, 0, 0)
-    for y in (YS[0], *YS[2:]):
-        page.draw_line((XS[0], y), (XS[-1], y), color=black, width=1.5)
-    page.draw_line((XS[2], YS[1]), (XS[-1], YS[1]), color=black, width=1.5)  # under "Results"
-    for x in (XS[0], XS[1], XS[2], XS[-1]):
-        page.draw_line((x, YS[0]), (x, YS[-1]), color=black, width=1.5)
-    page.draw_line((XS[3], YS[1]), (XS[3], YS[-1]), color=black, width=1.5)
+    for y in (GRID_YS[0], *GRID_YS[2:]):
+        page.draw_line((GRID_XS[0], y), (GRID_XS[-1], y), color=black, width=1.5)
+    page.draw_line(
+        (GRID_XS[2], GRID_YS[1]), (GRID_XS[-1], GRID_YS[1]), color=black, width=1.5
+    )  # under "Results"
+    for x in (GRID_XS[0], GRID_XS[1], GRID_XS[2], GRID_XS[-1]):
+        page.draw_line((x, GRID_YS[0]), (x, GRID_YS[-1]), color=black, width=1.5)
+    page.draw_line((GRID_XS[3], GRID_YS[1]), (GRID_XS[3], GRID_YS[-1]), color=black, width=1.5)
     doc.save(path)
     doc.close()
     return path
@@ -225,7 +231,7 @@ def test_a_scanned_grid_with_a_shaded_spanning_header_becomes_a_table(pool, tmp_
     parsed = parse_pdf(scan, OcrRun(pool))
     (table,) = parsed.tables
     assert (table.n_rows, table.n_cols, table.header_rows) == (5, 4, 2)
-    assert table.label == "Table 3" and table.caption == CAPTION
+    assert table.label == "Table 3" and table.caption == GRID_CAPTION
     assert _cell(table, ["North"], ["Results", "Yield"]) == "41.5%, n=3"
     assert _cell(table, ["South"], ["Results", "Yield"]) == "77.2%, n=4 (70.1%, n=2)"
     assert _cell(table, ["West"], ["Results", "Cost"]) == "198 kg"
