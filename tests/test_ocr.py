@@ -8,13 +8,15 @@ import multiprocessing
 import os
 from pathlib import Path
 
+import cv2
 import duckdb
 import numpy as np
 import pymupdf
 import pytest
 
+from docsym.indexer.model import Table
 from docsym.indexer.ocr import pool as pool_module
-from docsym.indexer.ocr.engine import MODELS, OcrLine, PageOcr, engine_version
+from docsym.indexer.ocr.engine import MODELS, OcrLine, PageOcr, _ruled_lines, engine_version
 from docsym.indexer.ocr.need import needs_ocr
 from docsym.indexer.ocr.pages import OcrRun
 from docsym.indexer.ocr.pool import OcrCache, OcrPool, PageImage
@@ -137,6 +139,106 @@ def test_a_scanned_table_keeps_its_rules_and_cells(pool, tmp_path):
     assert (table.n_rows, table.n_cols) == (3, 3)
     values = {(c.row, c.col): c.text for c in table.cells}
     assert values[(1, 0)] == "Forest" and values[(2, 2)] == "702" and values[(0, 1)] == "2019"
+
+
+def _rule_positions(image: np.ndarray) -> set[tuple[str, int]]:
+    """The rules ``engine._ruled_lines`` finds on a gray image: ("across", y) or ("down", x)."""
+    found = set()
+    for quad in _ruled_lines(cv2.cvtColor(image, cv2.COLOR_GRAY2BGR), []):
+        (x0, y0), (x1, y1) = quad.min(axis=0), quad.max(axis=0)
+        across = x1 - x0 > y1 - y0
+        found.add(
+            ("across", round((y0 + y1) / 20) * 10)
+            if across
+            else ("down", round((x0 + x1) / 20) * 10)
+        )
+    return found
+
+
+def test_rules_over_and_along_a_shaded_table_head_are_found() -> None:
+    page = np.full((400, 900), 255, dtype=np.uint8)
+    page[100:200, 100:800] = 175  # the head's shading: not a rule, nor what hides them
+    for y, (x0, x1) in {100: (100, 800), 150: (450, 800), 200: (100, 800), 300: (100, 800)}.items():
+        page[y - 1 : y + 1, x0:x1] = 0
+    for x, y0 in {100: 100, 450: 100, 630: 150, 800: 100}.items():
+        page[y0:300, x - 1 : x + 1] = 0
+    across = {("across", y) for y in (100, 150, 200, 300)}
+    down = {("down", x) for x in (100, 450, 630, 800)}
+    assert _rule_positions(page) == across | down
+
+
+def test_a_photos_long_thin_lines_are_not_rules() -> None:
+    page = np.full((400, 900), 255, dtype=np.uint8)
+    texture = np.random.default_rng(0).integers(0, 120, (200, 700)).astype(np.uint8)
+    page[100:300, 100:800] = cv2.GaussianBlur(texture, (5, 5), 0)
+    page[199:201, 100:800] = 0  # its horizon
+    page[100:300, 449:451] = 0  # a mast
+    assert _rule_positions(page) == set()
+
+
+# A wide ruled table under its caption: "Results" spans "Yield" and "Cost"; the header is
+# shaded, as many tables' heads are; one body cell holds two lines.
+GRID_CAPTION = "Table 3: Yield and cost by site."
+GRID_HEADER = ("Site", "Samples", "Results")
+GRID_SUBHEADER = ("Yield", "Cost")
+GRID_BODY = [
+    ("North", "12", ("41.5%, n=3",), ("220 kg",)),
+    ("South", "9", ("77.2%, n=4", "(70.1%, n=2)"), ("315 kg",)),
+    ("West", "7", ("63.8%, n=2",), ("198 kg",)),
+]
+GRID_XS = (40, 200, 340, 560, 780)  # column edges
+GRID_YS = (60, 100, 140, 190, 260, 310)  # row edges: header, subheader, then the body rows
+
+
+def _grid_table(path: Path) -> Path:
+    doc = pymupdf.open()
+    page = doc.new_page(width=820, height=350)
+    page.insert_text((GRID_XS[0], GRID_YS[0] - 18), GRID_CAPTION, fontsize=13)
+    page.draw_rect(
+        pymupdf.Rect(GRID_XS[0], GRID_YS[0], GRID_XS[-1], GRID_YS[2]),
+        color=None,
+        fill=(0.55, 0.7, 0.9),
+    )
+    for x, text in zip(GRID_XS[:3], GRID_HEADER, strict=True):
+        page.insert_text((x + 10, GRID_YS[0] + 25), text, fontsize=15, fontname="hebo")
+    for x, text in zip(GRID_XS[2:4], GRID_SUBHEADER, strict=True):
+        page.insert_text((x + 10, GRID_YS[1] + 25), text, fontsize=15, fontname="hebo")
+    for top, (site, samples, yields, costs) in zip(GRID_YS[2:-1], GRID_BODY, strict=True):
+        for x, lines in zip(GRID_XS, ((site,), (samples,), yields, costs), strict=False):
+            for n, text in enumerate(lines):
+                page.insert_text((x + 10, top + 25 + 22 * n), text, fontsize=15)
+    black = (0, 0, 0)
+    for y in (GRID_YS[0], *GRID_YS[2:]):
+        page.draw_line((GRID_XS[0], y), (GRID_XS[-1], y), color=black, width=1.5)
+    page.draw_line(
+        (GRID_XS[2], GRID_YS[1]), (GRID_XS[-1], GRID_YS[1]), color=black, width=1.5
+    )  # under "Results"
+    for x in (GRID_XS[0], GRID_XS[1], GRID_XS[2], GRID_XS[-1]):
+        page.draw_line((x, GRID_YS[0]), (x, GRID_YS[-1]), color=black, width=1.5)
+    page.draw_line((GRID_XS[3], GRID_YS[1]), (GRID_XS[3], GRID_YS[-1]), color=black, width=1.5)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def _cell(table: Table, row: list[str], col: list[str]) -> str:
+    (text,) = [c.text for c in table.cells if c.row_path == row and c.col_path == col]
+    return text
+
+
+def test_a_scanned_grid_with_a_shaded_spanning_header_becomes_a_table(pool, tmp_path) -> None:
+    scan = pdf_factory.scan_of(_grid_table(tmp_path / "grid.pdf"), tmp_path / "scan.pdf")
+    parsed = parse_pdf(scan, OcrRun(pool))
+    (table,) = parsed.tables
+    assert (table.n_rows, table.n_cols, table.header_rows) == (5, 4, 2)
+    assert table.label == "Table 3" and table.caption == GRID_CAPTION
+    assert _cell(table, ["North"], ["Results", "Yield"]) == "41.5%, n=3"
+    assert _cell(table, ["South"], ["Results", "Yield"]) == "77.2%, n=4 (70.1%, n=2)"
+    assert _cell(table, ["West"], ["Results", "Cost"]) == "198 kg"
+    assert _cell(table, ["West"], ["Samples"]) == "7"
+    # Read row by row: a row's values follow its label, not the other half of the table.
+    text = parsed.pages[0].text
+    assert text.index("North") < text.index("41.5%") < text.index("South") < text.index("315")
 
 
 def test_ocr_results_are_cached_by_page_image(original, tmp_path):
@@ -277,6 +379,14 @@ def test_corpus_scanned_table_is_read(corpus, pool):
     for phrase in ("Results", "Accuracy", "Low Vision", "Dexterity", "Mobility", "1199 sec"):
         assert phrase in text
     assert parsed.pages[0].ocr_confidence > 0.95
+    # The ruled grid (its head shaded) is one table, read row by row, its paths from the rules.
+    assert "Low Vision 5 2 3" in text
+    (table,) = parsed.tables
+    assert (table.n_rows, table.n_cols, table.header_rows) == (6, 6, 2)
+    assert _cell(table, ["Blind"], ["Results", "Accuracy"]) == "34.5%, n=1"
+    assert _cell(table, ["Mobility"], ["Results", "Time to complete"]) == "1416 sec, n=3"
+    assert _cell(table, ["Low Vision"], ["Results", "Accuracy"]) == "98.3% n=2 (97.7%, n=3)"
+    assert _cell(table, ["Dexterity"], ["Ballots Completed"]) == "4"
 
 
 def test_corpus_chinese_scan_is_read(corpus, pool, tmp_path):

@@ -47,6 +47,12 @@ UNCLIP_RATIO = 1.3
 RULE_THICKNESS = 6
 # ... and at least this many text lines long.
 RULE_LINES = 2.5
+# Ink is at least this many gray levels darker than the paper (or shading) around it.
+MIN_INK_CONTRAST = 40
+# A filled area whose tone, strokes aside, spreads wider than this (gray levels, standard
+# deviation) is a photo; shading is flat (a scanned shaded table head: 0.5; screenshots in
+# papers at 150 dpi: 12 to 31).
+FLAT_SPREAD = 8.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +83,7 @@ class PageOcr:
 
 
 # Raised when this module reads a page differently, so cached pages are read again.
-READER_REVISION = 4
+READER_REVISION = 5
 # The models inside the rapidocr wheel, by stage. The wheel ships exactly these; any other
 # RapidOCR model is fetched from the network on first use, which docsym never does.
 MODELS = {
@@ -288,16 +294,14 @@ def _blank_runs(crop: np.ndarray) -> list[tuple[int, int]]:
 def _ruled_lines(image: np.ndarray, boxes: list[np.ndarray]) -> list[np.ndarray]:
     """Long thin runs of ink, across or down the page: each as the corners of its box.
 
-    Ink is what is much darker than the paper; a morphological opening with a long flat (or
-    tall) kernel keeps only runs at least that long. Letters' strokes are shorter than
+    Ink is what is much darker than what lies around it; a morphological opening with a long
+    flat (or tall) kernel keeps only runs at least that long. Letters' strokes are shorter than
     RULE_LINES text lines are tall, and than a 25th of the page's width. Underlined text yields
     a rule too, as in a born-digital PDF."""
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    _, ink = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
-    # Filled areas (a shaded header, a photo) are not rules, nor part of the rules they touch.
-    square = cv2.getStructuringElement(cv2.MORPH_RECT, (RULE_THICKNESS + 1,) * 2)
-    solid = cv2.dilate(cv2.morphologyEx(ink, cv2.MORPH_OPEN, square), square)
-    ink = cv2.bitwise_and(ink, cv2.bitwise_not(solid))
+    ink = _thin_ink(gray)
+    # A photo's detail is not rules, nor part of the rules it touches.
+    ink = cv2.bitwise_and(ink, cv2.bitwise_not(_photos(gray, ink)))
     height, width = ink.shape
     line = float(np.median([_sides(box)[1] for box in boxes])) if boxes else 20.0
     least = max(20, round(RULE_LINES * line))
@@ -313,6 +317,40 @@ def _ruled_lines(image: np.ndarray, boxes: list[np.ndarray]) -> list[np.ndarray]
             if thin:
                 found.append(np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]]))
     return found
+
+
+def _thin_ink(gray: np.ndarray) -> np.ndarray:
+    """Strokes and rules: pixels much darker than the lightest within a rule's thickness of
+    them (a black-hat transform), as a 0/255 mask. Measured against the surroundings rather
+    than the page, a rule drawn over or along a shaded header (a filled table head) is ink
+    while the shading is not; with one threshold for the page, the shading was ink and took
+    the rules over and around it with it."""
+    reach = cv2.getStructuringElement(cv2.MORPH_RECT, (2 * RULE_THICKNESS + 1,) * 2)
+    darker = cv2.morphologyEx(gray, cv2.MORPH_BLACKHAT, reach)
+    level, _ = cv2.threshold(darker, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+    # A blank page's noise splits at some level too; ink stands well clear of the paper.
+    _, ink = cv2.threshold(darker, max(level, MIN_INK_CONTRAST), 255, cv2.THRESH_BINARY)
+    return ink
+
+
+def _photos(gray: np.ndarray, ink: np.ndarray) -> np.ndarray:
+    """Filled dark areas whose gray varies away from their strokes (photos), as a 0/255 mask
+    grown by a rule's thickness. A shaded table head is filled too, but flat: its rules and
+    words are ink on an even tone (the corpus table scan's head: 0.5 gray levels of spread)."""
+    _, dark = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
+    square = cv2.getStructuringElement(cv2.MORPH_RECT, (RULE_THICKNESS + 1,) * 2)
+    count, labels = cv2.connectedComponents(cv2.morphologyEx(dark, cv2.MORPH_OPEN, square))
+    if count < 2:
+        return np.zeros_like(gray)
+    # Strokes and their anti-aliased edges left out, the tone of each area is measured.
+    away = (labels > 0) & (cv2.dilate(ink, cv2.getStructuringElement(cv2.MORPH_RECT, (5, 5))) == 0)
+    area, tone = labels[away], gray[away].astype(np.float64)
+    pixels = np.maximum(np.bincount(area, minlength=count), 1)
+    mean = np.bincount(area, tone, count) / pixels
+    spread = np.sqrt(np.maximum(np.bincount(area, tone * tone, count) / pixels - mean**2, 0.0))
+    textured = spread > FLAT_SPREAD
+    textured[0] = False  # the paper
+    return cv2.dilate(textured[labels].astype(np.uint8) * 255, square)
 
 
 def _orientation(image: np.ndarray, boxes: list[np.ndarray]) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pymupdf
 
 from docsym.indexer.ocr.engine import PageOcr
+from docsym.indexer.pdf.grids import find_grids
 from docsym.indexer.pdf.layout import reading_order
 
 FONT = "helv"
@@ -47,9 +48,12 @@ def write_text_layer(page: pymupdf.Page, ocr: PageOcr, *, replace: bool) -> pymu
         page.set_rotation(0)
         page.set_mediabox(pymupdf.Rect(0, 0, frame.width, frame.height))
     # Written in reading order: the text extractor keeps lines in the order they were
-    # written, and joins consecutive lines of a paragraph into one block.
+    # written, and joins consecutive lines of a paragraph into one block. A ruled table's
+    # lines are written cell by cell, not split into the page's columns.
     blocks = reading_order(
-        [{"bbox": line.bbox, "line": line} for line in ocr.lines], page.rect.width
+        [{"bbox": line.bbox, "line": line} for line in ocr.lines],
+        page.rect.width,
+        find_grids(ocr.rules),
     )
     for block in blocks:
         line, box = block["line"], pymupdf.Rect(block["bbox"])

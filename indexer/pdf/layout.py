@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import pymupdf
 
 from docsym.indexer.model import BBox
+from docsym.indexer.pdf.grids import Grid, drawn_rules, find_grids
 
 # Lines in the top or bottom margin band (as a share of page height) may be running furniture.
 MARGIN_SHARE = 0.09
@@ -67,6 +68,8 @@ class PageLayout:
     matrix: pymupdf.Matrix | None = None
     two_columns: bool = False  # set in two columns of running text (most papers)
     text_span: tuple[float, float] = (0.0, 0.0)  # left and right edge of the running text
+    # Ruled grids of a scanned page (tables whose rules the scan shows); none on other pages.
+    grids: list[Grid] = field(default_factory=list)
 
     def body_lines(self) -> list[Line]:
         return [line for line in self.lines if not line.furniture]
@@ -165,12 +168,14 @@ def _near(sizes: Counter, size: float) -> int:
 def _read_page(page: pymupdf.Page, number: int, ocr: bool = False) -> PageLayout:
     blocks = _text_blocks(page)
     image_boxes = [tuple(info["bbox"]) for info in page.get_image_info()]
+    grids: list[Grid] = []
     if ocr:
         blocks = _paragraph_blocks(blocks)
         # The scan itself is the page, not a figure on it.
         page_area = page.rect.width * page.rect.height
         image_boxes = [b for b in image_boxes if _area(b) < SCAN_SHARE * page_area]
-    ordered = reading_order(blocks, page.rect.width)
+        grids = find_grids(drawn_rules(page))
+    ordered = reading_order(blocks, page.rect.width, grids)
     lines: list[Line] = []
     for block in ordered:
         lines.extend(_block_lines(block, number))
@@ -183,6 +188,7 @@ def _read_page(page: pymupdf.Page, number: int, ocr: bool = False) -> PageLayout
         page=page,
         two_columns=_has_two_columns(lines, page.rect.width),
         text_span=_text_span(lines, page.rect.width),
+        grids=grids,
     )
 
 
@@ -352,8 +358,37 @@ def _is_bold(span: dict) -> bool:
     )
 
 
-def reading_order(blocks: list[dict], page_width: float) -> list[dict]:
-    """Sort blocks band by band; inside a band, the left column before the right one."""
+def reading_order(blocks: list[dict], page_width: float, grids: Sequence[Grid] = ()) -> list[dict]:
+    """Sort blocks band by band; inside a band, the left column before the right one. The
+    blocks inside a ruled grid are read cell by cell, and the grid as one block: a wide table
+    is not split into the page's columns."""
+    blocks, units = _grid_units(blocks, grids)
+    return [
+        part
+        for block in _column_order(blocks, page_width)
+        for part in units.get(id(block), [block])
+    ]
+
+
+def _grid_units(
+    blocks: list[dict], grids: Sequence[Grid]
+) -> tuple[list[dict], dict[int, list[dict]]]:
+    """The blocks with each grid's own blocks replaced by one block the size of the grid, and
+    (by that block's id) the blocks it stands for, in cell order."""
+    units: dict[int, list[dict]] = {}
+    outside = list(blocks)
+    for grid in grids:
+        inside = [b for b in outside if grid.holds(b["bbox"])]
+        if not inside:
+            continue
+        outside = [b for b in outside if not grid.holds(b["bbox"])]
+        unit = {"bbox": grid.bbox}
+        units[id(unit)] = sorted(inside, key=lambda b: grid.cell_order(b["bbox"]))
+        outside.append(unit)
+    return outside, units
+
+
+def _column_order(blocks: list[dict], page_width: float) -> list[dict]:
     middle = page_width / 2
     slack = page_width * 0.02
 

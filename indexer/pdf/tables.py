@@ -22,6 +22,7 @@ from statistics import median
 import pymupdf
 
 from docsym.indexer.model import BBox, Table, TableCell
+from docsym.indexer.pdf.grid_tables import with_grid_tables
 from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout, turn_matrix, upright_view
 from docsym.indexer.table_checks import check_structure
 from docsym.indexer.table_model import finish_table, is_data_text, is_year, parse_number
@@ -137,9 +138,9 @@ def extract_tables(layout: DocumentLayout) -> list[Table]:
             views.append(upright_view(page, turn_matrix(page, rotation)))
         for view in views:
             captions = [c for c in _captions(view, layout.body_size) if c.label not in seen_labels]
-            if not captions and not _looks_numeric(view):
-                continue
-            for table in _page_tables(view, captions, layout):
+            looked = captions or _looks_numeric(view)
+            from_text = _page_tables(view, captions, layout) if looked else []
+            for table in with_grid_tables(view, from_text, layout):
                 if view.matrix is not None:
                     _back_to_page(table, ~view.matrix, layout)
                 if table.label:
