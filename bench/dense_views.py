@@ -28,9 +28,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from docsym.indexer.embedding import POOLED  # noqa: E402
 from docsym.storage.backends import open_store  # noqa: E402
-from docsym.storage.schema import encodable_columns  # noqa: E402
+from docsym.storage.schema import POOLED, encodable_columns  # noqa: E402
 from docsym.storage.store import Store  # noqa: E402
 from docsym.tools.evaluate import QAItem, _score, load_qa  # noqa: E402
 from docsym.tools.search import DEFAULT_VIEWS, hybrid_search, vector_search  # noqa: E402

@@ -22,14 +22,14 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from docsym.indexer.chunking import count_tokens  # noqa: E402
-from docsym.indexer.embedding import POOLED, build_entries  # noqa: E402
+from docsym.indexer.embedding import build_entries  # noqa: E402
 from docsym.indexer.graph import build_graph  # noqa: E402
 from docsym.indexer.pdf.parser import parse_pdf  # noqa: E402
 from docsym.indexer.summaries import summarise_document  # noqa: E402
 from docsym.indexer.views import FileFacts, build_rows  # noqa: E402
 from docsym.language.sentences import split_sentences  # noqa: E402
 from docsym.models.encoder import MAX_TOKENS  # noqa: E402
-from docsym.storage.schema import ChunkRow  # noqa: E402
+from docsym.storage.schema import POOLED, ChunkRow  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus"
 DEFAULT_FILES = [

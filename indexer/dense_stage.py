@@ -26,7 +26,7 @@ from docsym.indexer.embedding import embed_entries
 from docsym.indexer.progress import Beat, ReportingEncoder
 from docsym.indexer.sinks import Sink, SinkBroken
 from docsym.models.encoder import get_encoder
-from docsym.storage.schema import PoolMembers
+from docsym.storage.schema import PoolMembers, dense_columns
 from docsym.storage.vectors import Entry
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,12 @@ class DenseStage:
 
     def _start(self, doc_id: str) -> _Job:
         self._encoded = (0, 0)
-        listed = self.sink.entries_of(doc_id)
+        dense = dense_columns()  # the other views are searched by keyword only
+        listed = [
+            (i, e)
+            for i, e in self.sink.entries_of(doc_id)
+            if (e.table_name, e.column_name) in dense
+        ]
         entries = [entry for _, entry in listed]
         members = self.sink.pool_members(doc_id) if entries else {}
         encoded = self._thread.submit(self._encode, entries, members)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from docsym.storage.schema import encodable_columns, keyword_columns, table
+from docsym.storage.schema import dense_columns, encodable_columns, keyword_columns, table
 from docsym.storage.store import Store
 
 
@@ -43,14 +43,14 @@ def check(store: Store, sample: int = 20) -> Consistency:
         expected.update((t, c, r[0]) for r in rows)
     found = {key: i for i, key in store.entry_keys(store.visible(), []).items()}
     lacking: dict[str, int] = {}
-    ids = set(found.values())
     keyword = keyword_columns()
     keyword_ids = {i for (t, c, _), i in found.items() if (t, c) in keyword}
+    dense = dense_columns()
+    dense_ids = {i for (t, c, _), i in found.items() if (t, c) in dense}
     awaiting = store.awaiting_vectors()
-    dense_ids = ids
     if awaiting:
-        rows = store.entries(list(ids))
-        dense_ids = {i for i in ids if rows[i].doc_id not in awaiting}
+        rows = store.entries(list(dense_ids))
+        dense_ids = {i for i in dense_ids if rows[i].doc_id not in awaiting}
     for name in store.collections():
         wanted = dense_ids if not store.is_keyword(name) else keyword_ids
         lacking[name] = len(wanted - store.collection_ids(name))

@@ -48,6 +48,9 @@ class Col:
     # ... and also indexed for BM25. Off for short names (entities.name): thousands of
     # one-word entries would shrink BM25's average length and tilt it against long passages.
     keyword: bool = True
+    # ... and also given vectors in the dense collections. Off where vector_search over the view
+    # found less than the pooled view it sums up, which costs no encoding (docs/RESULTS.md).
+    dense: bool = True
     sql_type: str | None = None  # when the Python type says too little (BIGINT)
 
 
@@ -59,6 +62,7 @@ class Column:
     primary_key: bool = False
     encodable: bool = False
     keyword: bool = True
+    dense: bool = True
     nullable: bool = True
 
 
@@ -129,6 +133,7 @@ def _columns(row_type: type) -> tuple[Column, ...]:
                 primary_key=meta.primary_key,
                 encodable=meta.encodable,
                 keyword=meta.keyword,
+                dense=meta.dense,
                 nullable=nullable and not meta.primary_key,
             )
         )

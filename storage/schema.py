@@ -104,7 +104,9 @@ class PageRow(Row):
     ocr_confidence: Annotated[
         float | None, Col("Mean OCR confidence (0-1) of that text; NULL without OCR.")
     ]
-    summary: Annotated[str | None, Col("Extractive summary of the page.", encodable=True)]
+    summary: Annotated[
+        str | None, Col("Extractive summary of the page.", encodable=True, dense=False)
+    ]
     label: Annotated[
         str | None,
         Col(
@@ -136,7 +138,9 @@ class SectionRow(Row):
         str | None,
         Col("Text under the heading, up to the next heading of any level.", encodable=True),
     ]
-    summary: Annotated[str | None, Col("Extractive summary of the section.", encodable=True)]
+    summary: Annotated[
+        str | None, Col("Extractive summary of the section.", encodable=True, dense=False)
+    ]
     page_start: Annotated[int | None, Col("Page of the heading (1-based; NULL without pages).")]
     page_end: Annotated[int | None, Col("Last page of the section's own text (1-based).")]
     bbox: Annotated[list[float] | None, box("the heading on page_start")]
@@ -528,11 +532,19 @@ def encodable_columns() -> list[tuple[str, str]]:
     return [(t.name, c.name) for t in TABLES for c in t.columns if c.encodable]
 
 
+def dense_columns() -> set[tuple[str, str]]:
+    """The encodable (table, column) pairs whose cells are given vectors (the others are
+    searched by keyword only)."""
+    return {(t.name, c.name) for t in TABLES for c in t.columns if c.encodable and c.dense}
+
+
 def keyword_columns() -> set[tuple[str, str]]:
     """The encodable (table, column) pairs whose cells are also in the BM25 collection."""
     return {(t.name, c.name) for t in TABLES for c in t.columns if c.encodable and c.keyword}
 
 
+# Views whose vectors are the mean of their chunks' (they hold the same words): no encoding.
+POOLED = frozenset({("pages", "text"), ("sections", "content")})
 # A pooled entry (a page's text, a section's content) -> the chunks whose vectors it averages.
 PoolMembers = dict[tuple[str, str], list[str]]
 

@@ -20,6 +20,7 @@ from docsym.storage.consistency import check
 from docsym.storage.postgres.writer import PostgresWriter
 from docsym.storage.writer import IndexWriter
 from docsym.tools.documents import COMPLETE, KEYWORD_ONLY, index_status, list_documents
+from docsym.tools.errors import ToolError
 from docsym.tools.search import hybrid_search, vector_search
 from tests.conftest import REPO, new_database
 from tests.pdf_factory import text_pdf
@@ -185,3 +186,18 @@ def test_the_postgres_store_counts_the_files_of_live_runs_only(pg_server) -> Non
         assert store.files_waiting() == 0
     finally:
         store.close()
+
+
+def test_summaries_are_searched_by_keyword_only(sample_store) -> None:
+    """Page and section summaries get no vectors: vector_search over them found less than over
+    the pooled page text and section content, which cost nothing (docs/RESULTS.md)."""
+    summaries = sample_store.entry_keys(
+        "e.column_name = 'summary' AND e.table_name IN ('pages', 'sections')", []
+    )
+    assert summaries  # they are entries, found by BM25
+    assert not set(summaries) & sample_store.collection_ids("minilm")
+    assert set(summaries) & sample_store.collection_ids("bm25")
+    with pytest.raises(ToolError, match="vector_search on pages.text"):
+        vector_search(sample_store, "retrieval", table_name="pages", column_name="summary")
+    assert vector_search(sample_store, "retrieval", table_name="pages").hits  # pages.text
+    assert check(sample_store).ok

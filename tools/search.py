@@ -13,7 +13,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import BaseModel, Field
 
-from docsym.storage.schema import encodable_columns, table
+from docsym.storage.schema import POOLED, dense_columns, encodable_columns, table
 from docsym.storage.store import EntryRow, Store
 from docsym.tools.errors import ToolError
 from docsym.tools.evidence import Target, find_evidence
@@ -145,6 +145,8 @@ def vector_search(
         )
     vector = None
     if not store.is_keyword(collection):
+        views = _with_vectors(views, collection)
+        where, params = _where(views, filter)
         vector = store.encoder_for(collection).encode_question(query)
     size = _text_budget(limit)
 
@@ -290,6 +292,22 @@ def _views(table_name: str | None, column_name: str | None) -> list[tuple[str, s
             f"no encodable view {table_name or '*'}.{column_name or '*'}; the views are: {listing}"
         )
     return chosen
+
+
+def _with_vectors(views: list[tuple[str, str]], collection: str) -> list[tuple[str, str]]:
+    """The views that have vectors; a view searched by keyword only is refused with the view
+    to use instead (a summary's pooled page or section: measured better, docs/RESULTS.md)."""
+    dense = dense_columns()
+    kept = [view for view in views if view in dense]
+    if not kept:
+        names = ", ".join(f"{t}.{c}" for t, c in views)
+        instead = [f"{t}.{c}" for t, c in sorted(POOLED) if t == views[0][0]]
+        better = f"vector_search on {instead[0]}, or " if instead else ""
+        raise ToolError(
+            f"{names} has no vectors in {collection!r} (it is searched by keyword only): use "
+            f"{better}collection='bm25' for this view, or hybrid_search"
+        )
+    return kept
 
 
 def views_sql(views: list[tuple[str, str]]) -> tuple[str, list]:
