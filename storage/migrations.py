@@ -22,7 +22,7 @@ Changing a view: change its row class in ``storage/schema.py``, then append a mi
 to ``MIGRATIONS``::
 
     @migration(reindex=True)
-    def m008_page_rotation(m: Migrator) -> None:
+    def m009_page_rotation(m: Migrator) -> None:
         \"\"\"the angle a scanned page was turned by before it was read\"\"\"
         m.add_column("pages", "rotation", "INTEGER")
 
@@ -469,6 +469,14 @@ def m007_entity_relation_ids(m: Migrator) -> None:
     m.rekey_entries("entities", entity.format("primary_key"))
 
 
+# Only the XLSX parser can fill it, and a re-index of every document (PDFs OCR'd again) is too
+# high a price for it: spreadsheets indexed before keep NULL until their file is indexed again.
+@migration()
+def m008_cell_addresses(m: Migrator) -> None:
+    """the A1 address of a spreadsheet cell in its sheet ('C7')"""
+    m.add_column("table_cells", "address", "VARCHAR")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_document_views,
     m002_entity_graph,
@@ -477,6 +485,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m005_ocr,
     m006_path_bytes,
     m007_entity_relation_ids,
+    m008_cell_addresses,
 )
 
 
