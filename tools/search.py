@@ -20,7 +20,14 @@ from docsym.tools.evidence import Target, find_evidence
 from docsym.tools.filters import MAX_FILTER_CHARS, OPERATORS_HELP, parse_filter
 from docsym.tools.fusion import fuse, prepare
 from docsym.tools.question import Question, read_question
-from docsym.tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
+from docsym.tools.results import (
+    PAGE_LABEL_HELP,
+    ToolResult,
+    markdown_table,
+    page_citation,
+    trimmed,
+    with_note,
+)
 from docsym.tools.spec import Arguments, Name, ToolSpec
 from docsym.tools.threads import QUERY_THREADS
 
@@ -63,9 +70,7 @@ class SearchHit(BaseModel):
     primary_key: str
     doc_id: str
     page_number: int | None
-    page_label: str | None = Field(
-        default=None, description="printed page number where it differs: cite 'page N (printed L)'"
-    )
+    page_label: str | None = Field(default=None, description=PAGE_LABEL_HELP)
     bbox: list[float] | None = Field(
         default=None,
         description="[x0, y0, x1, y1] PDF points of the sentence or table row that answers",
