@@ -13,6 +13,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import BaseModel, Field
 
+from docsym.storage import ids
 from docsym.storage.schema import encodable_columns, table
 from docsym.storage.store import EntryRow, Store
 from docsym.tools.errors import ToolError
@@ -150,7 +151,8 @@ def vector_search(
         return sorted(hits, key=lambda hit: (-hit.score, hit.table_name, hit.primary_key))
 
     question = read_question(store, query)
-    return _result(query, collection, _first_distinct(ranked, store, question, limit, size))
+    hits = _first_distinct(ranked, store, question, limit, size)
+    return _result(query, collection, hits, _page_images(store))
 
 
 def hybrid_search(
@@ -195,7 +197,8 @@ def hybrid_search(
         _mark_again(hits)
         return hits
 
-    return _result(query, "hybrid", _first_distinct(ranked, store, question, limit, size))
+    hits = _first_distinct(ranked, store, question, limit, size)
+    return _result(query, "hybrid", hits, _page_images(store))
 
 
 def _similarity_of_the_rest(
@@ -228,28 +231,54 @@ def _text_budget(limit: int) -> int:
     return max(120, min(HIT_TEXT_CHARS, RESULT_TEXT_CHARS // limit))
 
 
-def _result(query: str, mode: str, hits: list[SearchHit]) -> SearchResult:
+def _result(query: str, mode: str, hits: list[SearchHit], imaged: set[str]) -> SearchResult:
+    """The hits and the next step after the best one; ``imaged``: the documents whose pages
+    view_page can show."""
     note = None
     if hits:
         top = hits[0]
         key = table(top.table_name).primary_key
         row = f"run_sql(\"SELECT * FROM {top.table_name} WHERE {key} = '{top.primary_key}'\")"
         note = (
-            f"Next: {row} for the whole row; {_where_to_read(top)}; a filter such as "
+            f"Next: {row} for the whole row; {_where_to_read(top, imaged)}; a filter such as "
             "doc_id == '...' narrows the next search."
         )
     return SearchResult(query=query, mode=mode, hits=hits, note=note)
 
 
-def _where_to_read(hit: SearchHit) -> str:
-    """The tool that shows a hit in place: its page where the format has pages, else the
-    passage around it or the document's outline (DOCX, HTML and Markdown have no page images)."""
-    if hit.page_number is not None:
+def _where_to_read(hit: SearchHit, imaged: set[str]) -> str:
+    """The tool that shows a hit in place: its page where view_page can show it (a PDF's), else
+    its table, the passage around it or the document's outline (DOCX, HTML, Markdown, XLSX and
+    PPTX have no page images: a sheet or slide is a page, but not a picture of one)."""
+    if hit.page_number is not None and hit.doc_id in imaged:
         box = f", bounding_box={hit.bbox}" if hit.bbox else ""
         return f"view_page(doc_id='{hit.doc_id}', page_number={hit.page_number}{box}) to see it"
+    table = _table_of(hit.primary_key)
+    if table is not None:
+        return f"get_table(table_id='{table}') for the whole table"
     if hit.table_name in _PASSAGE_TABLES:
         return f"read_passage(id='{hit.primary_key}', before=1, after=1) for the text around it"
     return f"get_outline(doc_id='{hit.doc_id}') for where it stands (this format has no pages)"
+
+
+def _table_of(primary_key: str) -> str | None:
+    """The table a table, cell or row/column summary id belongs to; None for other ids."""
+    found = ids.parse(primary_key)
+    if found is None:
+        return None
+    if found.kind.name == "table":
+        return primary_key
+    return found.parent if found.kind.parent == "table" else None
+
+
+def _page_images(store: Store) -> set[str]:
+    """The documents whose pages view_page renders: PDFs."""
+    return store.derived("pdf-documents", _read_pdf_documents)
+
+
+def _read_pdf_documents(store: Store) -> set[str]:
+    rows = store.sql().execute("SELECT doc_id FROM documents WHERE format = 'pdf'").fetchall()
+    return {doc_id for (doc_id,) in rows}
 
 
 def _check_query(query: str, limit: int) -> None:
