@@ -24,9 +24,8 @@ Hints:
   row_path/col_path (lookup_cells), compute with calculate (the recap prompt has the steps).
 - Cite each fact as (doc_id, page, bbox) with the bbox of the hit or cell that states it (a
   hit's bbox is its answering sentence; "page 26 (printed 24)" when a page label differs).
-  read_passage reads on around a hit; view_page(highlight_ids=cited) shows the box (PDFs only).
-  DOCX, HTML and Markdown have no pages: cite them by section_id and title; an XLSX value by
-  its sheet and cell ("page 2 (sheet Revenue)", table_cells.address 'C7'); a PPTX by slide.
+  read_passage reads on around a hit; view_page(highlight_ids=cited) shows a PDF's box. DOCX,
+  HTML and Markdown have no pages: cite by section_id and title.
 - Results are capped; notes say how to get the rest.
 """
 
