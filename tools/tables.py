@@ -593,7 +593,7 @@ LOOKUP_CELLS = ToolSpec(
         "column path (case-insensitive substrings; plurals and acronyms such as 'ASM' for "
         "'Available seat miles' match too), e.g. row ['Multi', 'BM25 + DPR'], col "
         "['Top-100', 'TREC']. Best matches first. Returns value, unit, paths, page and bbox of "
-        "each cell."
+        "each cell (a spreadsheet cell: its sheet as page_label and its A1 address)."
     ),
     arguments=LookupCellsArgs,
     function=lookup_cells,
