@@ -13,7 +13,7 @@ import openpyxl
 import pytest
 
 from docsym.indexer.model import ParsedDocument, Table, TableCell
-from docsym.indexer.office import parse_html, parse_xlsx
+from docsym.indexer.office import parse_docx, parse_html, parse_xlsx
 from docsym.indexer.office.xlsx import display_text
 from tests.conftest import CORPUS
 
@@ -123,17 +123,39 @@ def test_spreadsheet_cells_keep_their_a1_address(nestle: ParsedDocument) -> None
     assert next(c for c in first.cells if c.text == "Sales (a)").address == "B7"
 
 
-# A filing's table as SEC HTML sets it: "$", ")" and "%" in cells of their own, each year's
-# header spanning its signs and its number.
-FILING_TABLE = """<html><body><p>Revenue by year.</p><table>
-<tr><td></td><td colspan="3">2021</td><td colspan="3">2020</td><td colspan="2">Change</td></tr>
-<tr><td>Licensing fees</td><td>$</td><td>17,455</td><td></td><td>$</td><td>15,020</td><td></td>
-<td>16.2</td><td>%</td></tr>
-<tr><td>Refunds</td><td></td><td>(1,020</td><td>)</td><td></td><td>(311</td><td>)</td>
-<td>(228</td><td>%)</td></tr>
-<tr><td>Total revenue</td><td>$</td><td>16,435</td><td></td><td>$</td><td>14,709</td><td></td>
-<td>11.7</td><td>%</td></tr>
-</table></body></html>"""
+# A filing's table as SEC filings set it: "$", ")" and "%" in cells of their own, each year's
+# header spanning its signs and its number. Rows of (text, columns spanned).
+FILING_ROWS = [
+    [("", 1), ("2021", 3), ("2020", 3), ("Change", 2)],
+    [("Licensing fees", 1), *[(t, 1) for t in ("$", "17,455", "", "$", "15,020", "", "16.2", "%")]],
+    [("Refunds", 1), *[(t, 1) for t in ("", "(1,020", ")", "", "(311", ")", "(228", "%)")]],
+    [("Total revenue", 1), *[(t, 1) for t in ("$", "16,435", "", "$", "14,709", "", "11.7", "%")]],
+]
+
+
+def _filing_html(path: Path, rows: list[list[tuple[str, int]]]) -> None:
+    body = "".join(
+        "<tr>" + "".join(f'<td colspan="{n}">{t}</td>' for t, n in row) + "</tr>" for row in rows
+    )
+    path.write_text(f"<html><body><p>Revenue by year.</p><table>{body}</table></body></html>")
+
+
+def _filing_docx(path: Path, rows: list[list[tuple[str, int]]]) -> None:
+    from docx import Document
+
+    document = Document()
+    document.add_paragraph("Revenue by year.")
+    table = document.add_table(rows=len(rows), cols=sum(n for _, n in rows[0]))
+    for r, row in enumerate(rows):
+        col = 0
+        for text, span in row:
+            cell = table.cell(r, col).merge(table.cell(r, col + span - 1)) if span > 1 else None
+            (cell or table.cell(r, col)).text = text
+            col += span
+    document.save(str(path))
+
+
+FILINGS = {"html": (_filing_html, parse_html), "docx": (_filing_docx, parse_docx)}
 
 
 def _column_headers(table: Table) -> list[str]:
@@ -145,10 +167,12 @@ def _column_headers(table: Table) -> list[str]:
     ]
 
 
-def test_sign_columns_are_joined_to_their_numbers(tmp_path: Path) -> None:
-    path = tmp_path / "filing.html"
-    path.write_text(FILING_TABLE, encoding="utf-8")
-    (table,) = parse_html(path).tables
+@pytest.mark.parametrize("fmt", sorted(FILINGS))
+def test_sign_columns_are_joined_to_their_numbers(tmp_path: Path, fmt: str) -> None:
+    write, parse = FILINGS[fmt]
+    path = tmp_path / f"filing.{fmt}"
+    write(path, FILING_ROWS)
+    (table,) = parse(path).tables
     assert _column_headers(table) == ["", "2021", "2020", "Change"]
     assert _cell(table, ["Licensing fees"], ["2021"]).text == "$ 17,455"
     refunds = _cell(table, ["Refunds"], ["2020"])
@@ -162,7 +186,9 @@ def test_sign_columns_are_joined_to_their_numbers(tmp_path: Path) -> None:
 def test_sign_columns_stay_when_a_word_shares_them(tmp_path: Path) -> None:
     """A column of "$" and a word is not a sign column: it stays; the others are joined."""
     path = tmp_path / "filing.html"
-    path.write_text(FILING_TABLE.replace("<td>$</td><td>16,435", "<td>USD</td><td>16,435"))
+    rows = [list(row) for row in FILING_ROWS]
+    rows[3][1] = ("USD", 1)
+    _filing_html(path, rows)
     (table,) = parse_html(path).tables
     assert _column_headers(table) == ["", "2021", "2021", "2020", "Change"]
     assert _cell(table, ["Licensing fees"], ["2020"]).text == "$ 15,020"
