@@ -55,7 +55,7 @@ class Sink(ABC):
 
     model_name: str
     collection: str  # where the model's vectors go
-    needs_reindex: bool  # the schema changed: every document must be indexed again
+    needs_reindex: bool  # the schema changed: documents must be indexed again
     _collection_ready = False
 
     def write(
@@ -88,6 +88,11 @@ class Sink(ABC):
     @abstractmethod
     def documents_by_path(self) -> dict[str, tuple[str, str]]:
         """path -> (doc_id, sha256) of every indexed document."""
+
+    @abstractmethod
+    def reindex_doc_ids(self) -> set[str]:
+        """The documents the schema upgrade asks to index again (all, or those of some
+        formats)."""
 
     @abstractmethod
     def stale(self) -> set[str]:
@@ -134,6 +139,9 @@ class DirectorySink(Sink):
 
     def documents_by_path(self) -> dict[str, tuple[str, str]]:
         return self.writer.documents_by_path()
+
+    def reindex_doc_ids(self) -> set[str]:
+        return self.writer.reindex_doc_ids()
 
     def stale(self) -> set[str]:
         """Undo what a killed run wrote to the vector file after the last publish, drop
@@ -205,6 +213,9 @@ class PostgresSink(Sink):
 
     def documents_by_path(self) -> dict[str, tuple[str, str]]:
         return self.writer.documents_by_path()
+
+    def reindex_doc_ids(self) -> set[str]:
+        return self.writer.reindex_doc_ids()
 
     def stale(self) -> set[str]:
         return set()  # a document and its vectors are committed together

@@ -195,7 +195,7 @@ FROZEN = {
     5: "d058ea7bd6cfaf17",
     6: "32e2aac3a1fa9dc9",
     7: "a4125b5a4da39390",
-    8: "abe446940c3e1f2d",
+    8: "5332299ef7abc915",
 }
 
 
@@ -428,27 +428,71 @@ A_CELL = ("0a1b2c3d4e5f6071-t0-r1c1", "0a1b2c3d4e5f6071-t0", "0a1b2c3d4e5f6071",
 
 
 def _as_version_7(m: Migrator, con) -> None:
-    """A cell in table_cells as docsym wrote it before version 8 (no A1 address), and that
-    version recorded."""
+    """table_cells and pages as docsym wrote them before version 8: no A1 addresses, no sheet
+    names as page labels; that version recorded."""
     m.drop_column("table_cells", "address")
-    values = ", ".join(f"'{v}'" for v in A_CELL)
-    con.execute(f"INSERT INTO table_cells (cell_id, table_id, doc_id, text) VALUES ({values})")
+    con.execute(
+        "UPDATE pages SET label = NULL WHERE doc_id IN "
+        "(SELECT doc_id FROM documents WHERE format = 'xlsx')"
+    )
     con.execute(f"UPDATE {schema.META_TABLE} SET value = '7' WHERE key = 'schema_version'")
 
 
-def test_an_index_of_version_7_gains_cell_addresses_without_a_reindex(
+def _workbook(path: Path) -> None:
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Ponds"
+    for row in (["Pond", "Geese"], ["North", 41], ["South", 17]):
+        sheet.append(row)
+    book.save(path)
+
+
+def test_an_index_of_version_7_reindexes_its_spreadsheets_only(tmp_path: Path) -> None:
+    """Only the XLSX parser knows a cell's address and a sheet's name: the spreadsheets are
+    indexed again, once; the PDF is not read again."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    pdf_factory.text_pdf(folder / "a.pdf")
+    _workbook(folder / "ponds.xlsx")
+    index = tmp_path / "index"
+    assert index_paths([folder], index).ok
+    with duckdb.connect(str(index / "index.duckdb")) as con:
+        _as_version_7(DuckDBMigrator(con), con)
+    report = index_paths([folder], index)
+    assert [Path(p).name for p in report.updated] == ["ponds.xlsx"]
+    assert [Path(p).name for p in report.unchanged] == ["a.pdf"]
+    with duckdb.connect(str(index / "index.duckdb"), read_only=True) as con:
+        assert int(_meta(con, "schema_version")) == SCHEMA_VERSION
+        assert _meta(con, migrations.PENDING_REINDEX) is None
+        found = con.execute("SELECT text FROM table_cells WHERE address = 'B2'").fetchall()
+        assert found == [("41",)]
+        assert con.execute("SELECT label FROM pages WHERE label = 'Ponds'").fetchall()
+    assert len(index_paths([folder], index).unchanged) == 2
+
+
+def test_an_index_without_spreadsheets_upgrades_to_version_8_without_a_reindex(
     built_index: Path, tmp_path: Path
 ) -> None:
-    """Only the XLSX parser knows a cell's address: old cells keep NULL, and no document is
-    indexed again for it (re-reading every PDF would cost far more than the column gives)."""
     copy = tmp_path / "index.duckdb"
     shutil.copyfile(built_index, copy)
     with duckdb.connect(str(copy)) as con:
         _as_version_7(DuckDBMigrator(con), con)
         done = migrations.upgrade(con)
         assert done == migrations.Upgrade(7, SCHEMA_VERSION, reindex=False)
-        found = con.execute("SELECT cell_id, address FROM table_cells").fetchall()
-        assert found == [(A_CELL[0], None)]
+        assert (
+            con.execute("SELECT count(*) FROM table_cells WHERE address IS NOT NULL").fetchone()[0]
+            == 0
+        )
+
+
+def test_what_is_left_to_reindex_joins_what_each_upgrade_asks() -> None:
+    assert migrations.pending_after("xlsx", None) == "xlsx"
+    assert migrations.pending_after("xlsx", "pptx") == "pptx,xlsx"
+    assert migrations.pending_after("xlsx", migrations.EVERY_DOCUMENT) == "1"
+    assert migrations.pending_after(migrations.EVERY_DOCUMENT, "xlsx") == "1"
+    assert migrations.pending_after(None, None) is None
 
 
 # Where entity and relation ids are held, and SQL turning today's into those of before version 7.
@@ -668,18 +712,31 @@ def test_a_store_of_version_6_gets_todays_entity_and_relation_ids(pg_server) -> 
         assert con.execute("SELECT version FROM store_state").fetchone()[0] == version + 1
 
 
-def test_a_store_of_version_7_gains_cell_addresses_without_a_reindex(pg_server) -> None:
+def test_a_store_of_version_7_reindexes_its_spreadsheets_only(pg_server) -> None:
     psycopg = pytest.importorskip("psycopg")
     from docsym.storage.postgres.schema_setup import PostgresMigrator, ensure_schema
+    from docsym.storage.postgres.writer import PostgresWriter
 
     url = new_database(pg_server, "migrate_addresses")
     with psycopg.connect(url) as con:
         ensure_schema(con)
+        con.execute(
+            "INSERT INTO documents (doc_id, path, format) VALUES "
+            "('0a1b2c3d4e5f6071', '/d/a.pdf', 'pdf'), ('1b2c3d4e5f607182', '/d/b.xlsx', 'xlsx')"
+        )
+        values = ", ".join(f"'{v}'" for v in A_CELL)
+        con.execute(f"INSERT INTO table_cells (cell_id, table_id, doc_id, text) VALUES ({values})")
         _as_version_7(PostgresMigrator(con), con)
         con.commit()
-        assert not ensure_schema(con)
+        assert ensure_schema(con)
         found = con.execute("SELECT cell_id, address FROM table_cells").fetchall()
         assert found == [(A_CELL[0], None)]
+    with PostgresWriter(url) as writer:
+        assert writer.needs_reindex
+        assert writer.reindex_doc_ids() == {"1b2c3d4e5f607182"}
+        writer.reindex_done()
+    with PostgresWriter(url) as writer:
+        assert not writer.needs_reindex and writer.reindex_doc_ids() == set()
 
 
 def test_the_migrations_alone_build_todays_store_schema(pg_server) -> None:
