@@ -64,6 +64,7 @@ class TableCell(BaseModel):
     value: float | None = None
     unit: str | None = None
     bbox: BBox | None = None
+    address: str | None = None  # A1 address in its spreadsheet sheet ("C7"); None elsewhere
 
 
 class Table(BaseModel):

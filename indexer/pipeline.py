@@ -110,7 +110,7 @@ def index_paths(
     try:
         stale = sink.stale()
         if sink.needs_reindex:
-            stale |= {doc_id for doc_id, _ in sink.documents_by_path().values()}
+            stale |= sink.reindex_doc_ids()
         plans = _plan(found.files, sink.documents_by_path(), stale, report)
         progress.start(len(plans))
         meter = PageMeter({str(plan.path): _size(plan.path) for plan in plans})

@@ -57,7 +57,7 @@ class Sink(ABC):
 
     model_name: str
     collection: str  # where the model's vectors go
-    needs_reindex: bool  # the schema changed: every document must be indexed again
+    needs_reindex: bool  # the schema changed: documents must be indexed again
     _collection_ready = False
 
     def write(
@@ -109,6 +109,11 @@ class Sink(ABC):
         """path -> (doc_id, sha256) of every indexed document."""
 
     @abstractmethod
+    def reindex_doc_ids(self) -> set[str]:
+        """The documents the schema upgrade asks to index again (all, or those of some
+        formats)."""
+
+    @abstractmethod
     def stale(self) -> set[str]:
         """Documents that must be indexed again (their entries are missing)."""
 
@@ -151,6 +156,9 @@ class DirectorySink(Sink):
 
     def documents_by_path(self) -> dict[str, tuple[str, str]]:
         return self.writer.documents_by_path()
+
+    def reindex_doc_ids(self) -> set[str]:
+        return self.writer.reindex_doc_ids()
 
     def stale(self) -> set[str]:
         """Undo what a killed run wrote to the vector file after the last publish, drop
@@ -241,6 +249,9 @@ class PostgresSink(Sink):
 
     def documents_by_path(self) -> dict[str, tuple[str, str]]:
         return self.writer.documents_by_path()
+
+    def reindex_doc_ids(self) -> set[str]:
+        return self.writer.reindex_doc_ids()
 
     def stale(self) -> set[str]:
         return set()  # a document's rows and entries are committed together

@@ -22,6 +22,7 @@ _FOOTNOTE = re.compile(r"(?<=[\d%)])\s*\((?:\d{1,2}|[a-z])\)$")
 _EMPTY = {"", "-", "–", "—", "−", "n/a", "na", "n.a.", "nm", "n/m", "n.m.", "none", "nil", "x"}
 _EMPTY |= {"*", "?", "/", "--", "---", "‒"}
 _CURRENCY = {"$": "$", "US$": "$", "€": "€", "£": "£", "¥": "¥", "₹": "₹"}
+CURRENCY_SIGNS = frozenset(_CURRENCY)  # the signs read as a currency before a number
 _NUMBER = re.compile(
     r"""^(?P<sign>[-+−–]?)\s*
     (?P<cur>US\$|[$€£¥₹]|(?:USD|EUR|GBP|JPY|CHF|CAD|AUD|CNY|INR)(?=[\s\d]))?\s*

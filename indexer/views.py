@@ -292,6 +292,7 @@ def _table_rows(
                 col_path=c.col_path,
                 page_number=t.page_number,
                 bbox=_box(c.bbox),
+                address=c.address,
             )
             for c in t.cells
         )

@@ -16,13 +16,14 @@ column's comment is written again from today's schema.
 A migration whose new data the database cannot compute (a new view, a column only the parser can
 fill) is flagged ``reindex``: the next ``docsym index`` run re-indexes every document (until then
 the new table is empty, the new column NULL), and the flag stays recorded until that re-index has
-finished.
+finished. A flag naming formats (``reindex=("xlsx",)``) re-indexes only the documents of those
+formats, for what only their parser fills.
 
 Changing a view: change its row class in ``storage/schema.py``, then append a migration here and
 to ``MIGRATIONS``::
 
     @migration(reindex=True)
-    def m008_page_rotation(m: Migrator) -> None:
+    def m009_page_rotation(m: Migrator) -> None:
         \"\"\"the angle a scanned page was turned by before it was read\"\"\"
         m.add_column("pages", "rotation", "INTEGER")
 
@@ -35,12 +36,19 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import duckdb
 
 from docsym.storage import schema
 
-PENDING_REINDEX = "reindex_pending"
+PENDING_REINDEX = "reindex_pending"  # what is left to index again: EVERY_DOCUMENT, or formats
+EVERY_DOCUMENT = "1"
+_FORMAT = re.compile(r"[a-z0-9]+")
+
+# What a migration asks to index again: nothing (False), every document (True), or the documents
+# of some formats (("xlsx",)).
+Reindex = bool | tuple[str, ...]
 
 
 class Migrator(ABC):
@@ -145,10 +153,10 @@ class Migration:
     version: int
     summary: str
     change: Change
-    reindex: bool = False  # the new structure needs data only a re-index can give
+    reindex: Reindex = False  # the new structure needs data only a re-index can give
 
     @classmethod
-    def of(cls, change: Change, reindex: bool = False) -> Migration:
+    def of(cls, change: Change, reindex: Reindex = False) -> Migration:
         """The migration a function states: its version from its name (m007_... is 7), its
         summary from its docstring."""
         found = re.fullmatch(r"m(\d{3})_\w+", change.__name__)
@@ -157,7 +165,7 @@ class Migration:
         return cls(int(found[1]), " ".join(change.__doc__.split()), change, reindex)
 
 
-def migration(reindex: bool = False) -> Callable[[Change], Migration]:
+def migration(reindex: Reindex = False) -> Callable[[Change], Migration]:
     return lambda change: Migration.of(change, reindex)
 
 
@@ -469,6 +477,14 @@ def m007_entity_relation_ids(m: Migrator) -> None:
     m.rekey_entries("entities", entity.format("primary_key"))
 
 
+# Only the XLSX parser can fill it (and the sheets' names as page labels): spreadsheets only are
+# indexed again, not every PDF.
+@migration(reindex=("xlsx",))
+def m008_cell_addresses(m: Migrator) -> None:
+    """the A1 address of a spreadsheet cell in its sheet ('C7')"""
+    m.add_column("table_cells", "address", "VARCHAR")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_document_views,
     m002_entity_graph,
@@ -477,6 +493,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m005_ocr,
     m006_path_bytes,
     m007_entity_relation_ids,
+    m008_cell_addresses,
 )
 
 
@@ -486,9 +503,10 @@ class SchemaTooNewError(RuntimeError):
 
 def apply(
     migrator: Migrator, recorded: int, known: tuple[Migration, ...], what: str = "index"
-) -> bool:
-    """Run every migration of ``known`` after version ``recorded``; True if one of them needs the
-    documents indexed again. ``what`` names the database in the refusal (index or store)."""
+) -> str | None:
+    """Run every migration of ``known`` after version ``recorded``; what they ask to index again
+    (a ``PENDING_REINDEX`` value), None for nothing. ``what`` names the database in the refusal
+    (index or store)."""
     newest = known[-1].version
     if recorded > newest:
         raise SchemaTooNewError(
@@ -497,7 +515,43 @@ def apply(
     later = [m for m in known if m.version > recorded]
     for m in later:
         m.change(migrator)
-    return any(m.reindex for m in later)
+    return _scope([m.reindex for m in later])
+
+
+def _scope(flags: list[Reindex]) -> str | None:
+    """The ``PENDING_REINDEX`` value that covers every flag: EVERY_DOCUMENT, 'pptx,xlsx' (the
+    documents of those formats), or None."""
+    if any(flag is True for flag in flags):
+        return EVERY_DOCUMENT
+    formats = sorted({f for flag in flags if isinstance(flag, tuple) for f in flag})
+    return ",".join(formats) or None
+
+
+def _flags(scope: str | None) -> list[Reindex]:
+    """The flags a ``PENDING_REINDEX`` value stands for (the inverse of ``_scope``)."""
+    if not scope:
+        return []
+    return [True] if scope == EVERY_DOCUMENT else [tuple(scope.split(","))]
+
+
+def pending_after(scope: str | None, pending: str | None) -> str | None:
+    """What is left to index again once migrations asking for ``scope`` ran over an index that
+    still had ``pending`` from an unfinished upgrade."""
+    return _scope(_flags(pending) + _flags(scope))
+
+
+def documents_to_reindex(con: Any, scope: str | None) -> set[str]:
+    """The doc ids ``scope`` (a ``PENDING_REINDEX`` value) asks to index again; ``con`` is a
+    DuckDB or psycopg connection."""
+    if not scope:
+        return set()
+    sql = "SELECT doc_id FROM documents"
+    if scope != EVERY_DOCUMENT:
+        formats = scope.split(",")
+        if not all(_FORMAT.fullmatch(f) for f in formats):
+            raise ValueError(f"{PENDING_REINDEX} holds {scope!r}, not format names")
+        sql += " WHERE format IN (" + ", ".join(f"'{f}'" for f in formats) + ")"
+    return {doc_id for (doc_id,) in con.execute(sql).fetchall()}
 
 
 @dataclass(frozen=True)
@@ -520,15 +574,15 @@ def upgrade(con: duckdb.DuckDBPyConnection, known: tuple[Migration, ...] = MIGRA
     if is_new:
         for statement in schema.ddl():
             con.execute(statement)
-        reindex = False
+        scope = None
     else:
-        reindex = apply(DuckDBMigrator(con), version, known)
+        scope = apply(DuckDBMigrator(con), version, known)
         for statement in schema.comments():  # descriptions may have improved
             con.execute(statement)
     write_meta(con, "schema_version", str(newest))
-    if reindex and _count(con, "documents"):
-        write_meta(con, PENDING_REINDEX, "1")
-    return Upgrade(version, newest, read_meta(con, PENDING_REINDEX) == "1")
+    if documents_to_reindex(con, scope):
+        write_meta(con, PENDING_REINDEX, pending_after(scope, read_meta(con, PENDING_REINDEX)))
+    return Upgrade(version, newest, read_meta(con, PENDING_REINDEX) is not None)
 
 
 def reindex_done(con: duckdb.DuckDBPyConnection) -> None:
@@ -551,7 +605,3 @@ def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
         "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]
     ).fetchone()
     return bool(found and found[0])
-
-
-def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
-    return int(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])

@@ -110,7 +110,7 @@ class PageRow(Row):
     label: Annotated[
         str | None,
         Col(
-            "The page's own label (the PDF's page labels, e.g. 'iv' or 'A-3'), else the page number printed on it, else NULL. It differs from page_number where covers or front matter are unnumbered: cite 'page 26 (printed 24)'."
+            "The page's own label (the PDF's page labels, e.g. 'iv' or 'A-3'), else the page number printed on it, else NULL; an XLSX sheet's name. It differs from page_number where covers or front matter are unnumbered: cite 'page 26 (printed 24)', or a sheet as 'sheet Revenue'."
         ),
     ]
 
@@ -286,6 +286,12 @@ class TableCellRow(Row):
     ]
     page_number: Annotated[int | None, page("Page the item is on")]
     bbox: Annotated[list[float] | None, box("the cell")]
+    address: Annotated[
+        str | None,
+        Col(
+            "The cell's A1 address in its spreadsheet sheet, e.g. 'C7' (a merged range's top-left cell), in the sheet's own rows and columns, not the grid's; the sheet is the page (pages.label names it). NULL outside XLSX."
+        ),
+    ]
 
 
 @view(

@@ -201,6 +201,11 @@ class IndexWriter:
             self.after_publish(generation)
 
     # -- schema and lock -------------------------------------------------------------------
+    def reindex_doc_ids(self) -> set[str]:
+        """The documents an upgrade asks to index again: every one, or those of some formats."""
+        pending = migrations.read_meta(self.con, migrations.PENDING_REINDEX)
+        return migrations.documents_to_reindex(self.con, pending)
+
     def reindex_done(self) -> None:
         """Record that every document has the current schema's rows (after re-indexing them)."""
         migrations.reindex_done(self.con)

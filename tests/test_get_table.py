@@ -93,7 +93,9 @@ def test_cells_carry_header_paths(sample_store: Store, report_table_1: str):
         "row_path",
         "col_path",
         "bbox",
+        "address",
     }
+    assert cell["address"] is None  # a PDF's cell has a box, not a sheet address
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -195,6 +195,7 @@ FROZEN = {
     5: "d058ea7bd6cfaf17",
     6: "32e2aac3a1fa9dc9",
     7: "a4125b5a4da39390",
+    8: "5332299ef7abc915",
 }
 
 
@@ -359,11 +360,11 @@ def test_an_added_column_keeps_the_index(built_index: Path, tmp_path: Path) -> N
     copy = tmp_path / "index.duckdb"
     shutil.copyfile(built_index, copy)
 
-    def m008_venue(m: Migrator) -> None:
+    def m009_venue(m: Migrator) -> None:
         """documents.venue"""
         m.add_column("documents", "venue", "VARCHAR")
 
-    extra = Migration.of(m008_venue)
+    extra = Migration.of(m009_venue)
     newest = extra.version
     with duckdb.connect(str(copy)) as con:
         before = con.execute("SELECT doc_id, title FROM documents").fetchall()
@@ -388,11 +389,11 @@ def test_a_new_view_asks_for_a_reindex_until_it_is_done(built_index: Path, tmp_p
     shutil.copyfile(built_index, copy)
 
     @migration(reindex=True)
-    def m008_a_view(m: Migrator) -> None:
+    def m009_a_view(m: Migrator) -> None:
         """a view of notes"""
         m.create_table("notes", {"note_id": "VARCHAR PRIMARY KEY", "doc_id": "VARCHAR NOT NULL"})
 
-    known = (*migrations.MIGRATIONS, m008_a_view)
+    known = (*migrations.MIGRATIONS, m009_a_view)
     with duckdb.connect(str(copy)) as con:
         assert migrations.upgrade(con, known).reindex
         con.execute("SELECT count(*) FROM notes")
@@ -421,6 +422,77 @@ def test_an_index_from_schema_version_1_is_upgraded_and_reindexed(tmp_path: Path
         assert _meta(con, migrations.PENDING_REINDEX) is None
         assert con.execute("SELECT count(*) FROM entities").fetchone()[0] > 0
     assert index_paths([folder], index).unchanged
+
+
+A_CELL = ("0a1b2c3d4e5f6071-t0-r1c1", "0a1b2c3d4e5f6071-t0", "0a1b2c3d4e5f6071", "41")
+
+
+def _as_version_7(m: Migrator, con) -> None:
+    """table_cells and pages as docsym wrote them before version 8: no A1 addresses, no sheet
+    names as page labels; that version recorded."""
+    m.drop_column("table_cells", "address")
+    con.execute(
+        "UPDATE pages SET label = NULL WHERE doc_id IN "
+        "(SELECT doc_id FROM documents WHERE format = 'xlsx')"
+    )
+    con.execute(f"UPDATE {schema.META_TABLE} SET value = '7' WHERE key = 'schema_version'")
+
+
+def _workbook(path: Path) -> None:
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Ponds"
+    for row in (["Pond", "Geese"], ["North", 41], ["South", 17]):
+        sheet.append(row)
+    book.save(path)
+
+
+def test_an_index_of_version_7_reindexes_its_spreadsheets_only(tmp_path: Path) -> None:
+    """Only the XLSX parser knows a cell's address and a sheet's name: the spreadsheets are
+    indexed again, once; the PDF is not read again."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    pdf_factory.text_pdf(folder / "a.pdf")
+    _workbook(folder / "ponds.xlsx")
+    index = tmp_path / "index"
+    assert index_paths([folder], index).ok
+    with duckdb.connect(str(index / "index.duckdb")) as con:
+        _as_version_7(DuckDBMigrator(con), con)
+    report = index_paths([folder], index)
+    assert [Path(p).name for p in report.updated] == ["ponds.xlsx"]
+    assert [Path(p).name for p in report.unchanged] == ["a.pdf"]
+    with duckdb.connect(str(index / "index.duckdb"), read_only=True) as con:
+        assert int(_meta(con, "schema_version")) == SCHEMA_VERSION
+        assert _meta(con, migrations.PENDING_REINDEX) is None
+        found = con.execute("SELECT text FROM table_cells WHERE address = 'B2'").fetchall()
+        assert found == [("41",)]
+        assert con.execute("SELECT label FROM pages WHERE label = 'Ponds'").fetchall()
+    assert len(index_paths([folder], index).unchanged) == 2
+
+
+def test_an_index_without_spreadsheets_upgrades_to_version_8_without_a_reindex(
+    built_index: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "index.duckdb"
+    shutil.copyfile(built_index, copy)
+    with duckdb.connect(str(copy)) as con:
+        _as_version_7(DuckDBMigrator(con), con)
+        done = migrations.upgrade(con)
+        assert done == migrations.Upgrade(7, SCHEMA_VERSION, reindex=False)
+        assert (
+            con.execute("SELECT count(*) FROM table_cells WHERE address IS NOT NULL").fetchone()[0]
+            == 0
+        )
+
+
+def test_what_is_left_to_reindex_joins_what_each_upgrade_asks() -> None:
+    assert migrations.pending_after("xlsx", None) == "xlsx"
+    assert migrations.pending_after("xlsx", "pptx") == "pptx,xlsx"
+    assert migrations.pending_after("xlsx", migrations.EVERY_DOCUMENT) == "1"
+    assert migrations.pending_after(migrations.EVERY_DOCUMENT, "xlsx") == "1"
+    assert migrations.pending_after(None, None) is None
 
 
 # Where entity and relation ids are held, and SQL turning today's into those of before version 7.
@@ -491,7 +563,7 @@ def test_old_entity_and_relation_ids_are_rewritten_with_their_vector_keys(tmp_pa
 
 
 @migration()
-def m008_notes(m: Migrator) -> None:
+def m009_notes(m: Migrator) -> None:
     """notes, a table no view has, to reshape"""
     m.create_table(
         "notes",
@@ -507,7 +579,7 @@ def m008_notes(m: Migrator) -> None:
 
 
 @migration()
-def m009_notes_reshaped(m: Migrator) -> None:
+def m010_notes_reshaped(m: Migrator) -> None:
     """body renamed text, kind renamed category (an indexed column), draft dropped, and a new
     column filled from the rows"""
     m.rename_column("notes", "body", "text")
@@ -526,10 +598,10 @@ def test_columns_are_renamed_dropped_and_backfilled_on_an_indexed_table(tmp_path
     them back on the renamed column, as PostgreSQL keeps them."""
     with duckdb.connect(str(tmp_path / "index.duckdb")) as con:
         migrations.upgrade(con)
-        migrations.upgrade(con, (*migrations.MIGRATIONS, m008_notes))
+        migrations.upgrade(con, (*migrations.MIGRATIONS, m009_notes))
         con.executemany("INSERT INTO notes VALUES (?, ?, ?, ?, ?)", NOTES)
-        done = migrations.upgrade(con, (*migrations.MIGRATIONS, m008_notes, m009_notes_reshaped))
-        assert (done.from_version, done.to_version) == (8, 9)
+        done = migrations.upgrade(con, (*migrations.MIGRATIONS, m009_notes, m010_notes_reshaped))
+        assert (done.from_version, done.to_version) == (9, 10)
         notes = _duckdb_shape(con)["notes"]
         assert list(notes["columns"]) == ["note_id", "doc_id", "text", "category", "chars"]
         assert notes["indexes"] == {"idx_notes_doc_id": "[doc_id]", "idx_notes_kind": "[category]"}
@@ -579,7 +651,7 @@ def test_a_store_of_the_oldest_schema_upgrades_to_a_new_stores_schema(pg_server)
     with psycopg.connect(url) as con:
         before = {q: con.execute(q).fetchall() for q in (rows, "SELECT * FROM pages")}
         boxes = con.execute("SELECT section_id, boxes FROM sections").fetchall()
-        assert not ensure_schema(con)  # versions 6 and 7 need no re-index
+        assert not ensure_schema(con)  # versions 6 to 8 need no re-index
     with psycopg.connect(url) as con:
         assert _pg_shape(con) == _new_pg_shape(pg_server)
         for query, found in before.items():
@@ -591,7 +663,8 @@ def test_a_store_of_the_oldest_schema_upgrades_to_a_new_stores_schema(pg_server)
             f"SELECT value FROM {schema.META_TABLE} WHERE key = 'schema_version'"
         ).fetchone()
         assert int(version[0]) == SCHEMA_VERSION
-        with pytest.raises(migrations.SchemaTooNewError, match="store schema version 7"):
+        too_new = f"store schema version {SCHEMA_VERSION}"
+        with pytest.raises(migrations.SchemaTooNewError, match=too_new):
             ensure_schema(con, migrations.MIGRATIONS[:6])
 
 
@@ -639,6 +712,33 @@ def test_a_store_of_version_6_gets_todays_entity_and_relation_ids(pg_server) -> 
         assert con.execute("SELECT version FROM store_state").fetchone()[0] == version + 1
 
 
+def test_a_store_of_version_7_reindexes_its_spreadsheets_only(pg_server) -> None:
+    psycopg = pytest.importorskip("psycopg")
+    from docsym.storage.postgres.schema_setup import PostgresMigrator, ensure_schema
+    from docsym.storage.postgres.writer import PostgresWriter
+
+    url = new_database(pg_server, "migrate_addresses")
+    with psycopg.connect(url) as con:
+        ensure_schema(con)
+        con.execute(
+            "INSERT INTO documents (doc_id, path, format) VALUES "
+            "('0a1b2c3d4e5f6071', '/d/a.pdf', 'pdf'), ('1b2c3d4e5f607182', '/d/b.xlsx', 'xlsx')"
+        )
+        values = ", ".join(f"'{v}'" for v in A_CELL)
+        con.execute(f"INSERT INTO table_cells (cell_id, table_id, doc_id, text) VALUES ({values})")
+        _as_version_7(PostgresMigrator(con), con)
+        con.commit()
+        assert ensure_schema(con)
+        found = con.execute("SELECT cell_id, address FROM table_cells").fetchall()
+        assert found == [(A_CELL[0], None)]
+    with PostgresWriter(url) as writer:
+        assert writer.needs_reindex
+        assert writer.reindex_doc_ids() == {"1b2c3d4e5f607182"}
+        writer.reindex_done()
+    with PostgresWriter(url) as writer:
+        assert not writer.needs_reindex and writer.reindex_doc_ids() == set()
+
+
 def test_the_migrations_alone_build_todays_store_schema(pg_server) -> None:
     psycopg = pytest.importorskip("psycopg")
     from docsym.storage.postgres.schema_setup import PostgresMigrator
@@ -657,9 +757,9 @@ def test_store_columns_are_renamed_dropped_and_backfilled(pg_server) -> None:
 
     with psycopg.connect(new_database(pg_server, "migrate_reshape")) as con:
         ensure_schema(con)
-        ensure_schema(con, (*migrations.MIGRATIONS, m008_notes))
+        ensure_schema(con, (*migrations.MIGRATIONS, m009_notes))
         con.cursor().executemany("INSERT INTO notes VALUES (%s, %s, %s, %s, %s)", NOTES)
-        ensure_schema(con, (*migrations.MIGRATIONS, m008_notes, m009_notes_reshaped))
+        ensure_schema(con, (*migrations.MIGRATIONS, m009_notes, m010_notes_reshaped))
         notes = _pg_shape(con)["notes"]
         assert list(notes["columns"]) == ["note_id", "doc_id", "text", "category", "chars"]
         assert notes["indexes"]["idx_notes_kind"].endswith("(category)")

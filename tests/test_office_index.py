@@ -25,7 +25,7 @@ from docsym.tools.outline import get_outline
 from docsym.tools.pages import view_page
 from docsym.tools.search import hybrid_search
 from docsym.tools.subtree import select_subtree
-from docsym.tools.tables import lookup_cells
+from docsym.tools.tables import get_table, lookup_cells
 from tests.conftest import CORPUS
 
 OFFICE = CORPUS / "office"
@@ -222,6 +222,81 @@ def test_view_page_refuses_office_documents_with_a_way_forward(store: Store) -> 
         view_page(store, _doc(store, "powerpoint_sample.pptx"), 1)
     message = str(refused.value)
     assert "only PDFs" in message and "select_subtree" in message and "get_table" in message
+
+
+NESTLE_SHEET = "OS-Rev.and results 30 06 2023"  # the workbook's first sheet
+
+
+def _first_table(store: Store, doc_id: str) -> str:
+    sql = "SELECT table_id FROM tables WHERE doc_id = ? ORDER BY ordinal LIMIT 1"
+    return store.sql().execute(sql, [doc_id]).fetchone()[0]
+
+
+def test_a_spreadsheet_value_is_cited_by_sheet_and_cell(store: Store) -> None:
+    """The sheet's name stands where a PDF's printed page number would, and the cell's A1
+    address where its box would: in SQL, lookup_cells, get_table and search hits."""
+    doc = _doc(store, "2023-half-year-analyses-by-segment.xlsx")
+    sql = store.sql()
+    labels = sql.execute(
+        "SELECT label FROM pages WHERE doc_id = ? ORDER BY page_number", [doc]
+    ).fetchall()
+    assert labels[0] == (NESTLE_SHEET,) and len(labels) == 5
+    table = _first_table(store, doc)
+    found = sql.execute(
+        "SELECT text FROM table_cells WHERE table_id = ? AND address = 'B10'", [table]
+    ).fetchall()
+    assert found == [("9,467",)]  # Zone EUR's sales, January–June 2023
+    (cell,) = lookup_cells(store, table, ["Zone EUR"], ["2023", "Sales"]).cells
+    assert (cell["text"], cell["address"]) == ("9,467", "B10")
+    cited = f"1 (sheet {NESTLE_SHEET})"
+    assert cell["page_label"] == f"sheet {NESTLE_SHEET}"
+    assert cited in lookup_cells(store, table, ["Zone EUR"], ["2023", "Sales"]).to_markdown()
+    view = get_table(store, table, format="cells")
+    assert view.sheet_range == "A6:J18" and view.page_label == f"sheet {NESTLE_SHEET}"
+    assert {c["address"] for c in view.cells} >= {"A6", "J6", "B7", "B10"}
+    head = get_table(store, table).to_markdown().splitlines()[0]
+    assert f"page {cited}, cells A6:J18" in head
+    hits = hybrid_search(store, "Zone EUR sales", filter=f"doc_id == '{doc}'", limit=3).hits
+    assert hits[0].page_number == 1 and hits[0].page_label == f"sheet {NESTLE_SHEET}"
+
+
+def test_cells_outside_spreadsheets_have_no_address(store: Store) -> None:
+    counts = store.sql().execute(
+        "SELECT d.format, count(c.address) FROM table_cells c JOIN documents d "
+        "ON d.doc_id = c.doc_id GROUP BY d.format"
+    )
+    by_format = dict(counts.fetchall())
+    assert by_format.pop("xlsx") > 0
+    assert set(by_format.values()) == {0}
+
+
+@pytest.mark.parametrize(
+    ("file_name", "query", "next_tool"),
+    [
+        ("2023-half-year-analyses-by-segment.xlsx", "Zone EUR sales", "get_table(table_id="),
+        ("powerpoint_sample.pptx", "Class1 merged with B", "get_table(table_id="),
+        ("powerpoint_sample.pptx", "List item4 List item5", "read_passage(id="),
+    ],
+)
+def test_next_step_after_a_sheet_or_slide_hit_reads_it(
+    store: Store, file_name: str, query: str, next_tool: str
+) -> None:
+    """A sheet or a slide is a page, but view_page shows only a PDF's: the next step names a
+    tool that reads the hit."""
+    doc = _doc(store, file_name)
+    result = hybrid_search(store, query, filter=f"doc_id == '{doc}'", limit=3)
+    assert result.hits[0].page_number is not None
+    assert next_tool in result.note and "view_page" not in result.note
+
+
+def test_an_office_tables_doubts_say_how_to_check_it_without_view_page(store: Store) -> None:
+    table = _first_table(store, _doc(store, "powerpoint_sample.pptx"))
+    view = get_table(store, table)
+    assert view.doubts  # the merged "A merged with B" header names two columns
+    text = view.to_markdown()
+    assert "Structure confidence" in text and "view_page" not in text
+    assert f"get_table(table_id='{table}', format='cells')" in text
+    assert "read_passage(id=" in text
 
 
 def test_vector_store_matches_the_database(store: Store) -> None:

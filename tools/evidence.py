@@ -38,7 +38,7 @@ from docsym.storage.ids import table_row_id
 from docsym.storage.schema import table
 from docsym.storage.store import Store
 from docsym.tools.question import Question, Term, term_weights
-from docsym.tools.results import page_labels
+from docsym.tools.results import PAGE_LABEL_HELP, page_labels
 from docsym.tools.threads import QUERY_THREADS
 
 CONTEXT_BEFORE, CONTEXT_AFTER = 1, 2  # neighbours shown around the cited window
@@ -53,9 +53,7 @@ class Evidence(BaseModel):
     """Where a hit's answer is printed."""
 
     page_number: int | None = None
-    page_label: str | None = Field(
-        default=None, description="the page's printed number or label, where it differs"
-    )
+    page_label: str | None = Field(default=None, description=PAGE_LABEL_HELP)
     bbox: list[float] | None = Field(
         default=None,
         description="[x0, y0, x1, y1] PDF points of the one or two cited sentences or rows",

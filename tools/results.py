@@ -48,16 +48,34 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join([markdown_row(header), rule, *map(markdown_row, rows)])
 
 
+# What a page_label field holds: how a page is cited where its number alone would not do.
+PAGE_LABEL_HELP = (
+    "how the page is cited where its number alone differs from what the reader sees: "
+    "'printed 24' (the number printed on a PDF page), 'sheet Revenue' (an XLSX sheet's name); "
+    "cite 'page N (printed 24)' or 'page N (sheet Revenue)'"
+)
+
+
 def page_labels(store: Store) -> dict[tuple[str, int], str]:
-    """(doc_id, page_number) -> the page's printed label, for the pages whose label differs from
-    their number ('iv', '24' on PDF page 26); read once per index version."""
+    """(doc_id, page_number) -> how the page is cited besides its number: 'printed 24' where a
+    PDF page's printed label differs from its number ('iv', '24' on PDF page 26), 'sheet
+    Revenue' for every sheet of a spreadsheet; read once per index version."""
     return store.derived("page-labels", _read_page_labels)
 
 
 def _read_page_labels(store: Store) -> dict[tuple[str, int], str]:
-    sql = "SELECT doc_id, page_number, label FROM pages WHERE label IS NOT NULL"
+    sql = (
+        "SELECT p.doc_id, p.page_number, p.label, d.format FROM pages p "
+        "JOIN documents d ON d.doc_id = p.doc_id WHERE p.label IS NOT NULL"
+    )
     rows = store.sql().execute(sql).fetchall()
-    return {(doc, page): label for doc, page, label in rows if label and label != str(page)}
+    labels: dict[tuple[str, int], str] = {}
+    for doc, page, label, file_format in rows:
+        if file_format == "xlsx":  # a sheet is known by its name, whatever its position
+            labels[(doc, page)] = f"sheet {label}"
+        elif label and label != str(page):
+            labels[(doc, page)] = f"printed {label}"
+    return labels
 
 
 def growth_note(store: Store) -> str | None:
@@ -80,10 +98,11 @@ def growth_note(store: Store) -> str | None:
 
 
 def page_citation(page_number: int | None, label: str | None) -> str:
-    """'26 (printed 24)' where the printed label differs, else '26'; '' without a page."""
+    """'26 (printed 24)' where the printed label differs, '2 (sheet Revenue)' for a sheet, else
+    '26'; '' without a page. ``label`` is a value of ``page_labels``."""
     if page_number is None:
         return ""
-    return f"{page_number} (printed {label})" if label else str(page_number)
+    return f"{page_number} ({label})" if label else str(page_number)
 
 
 def trimmed(text: str | None, size: int = 200) -> str:

@@ -13,6 +13,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import BaseModel, Field
 
+from docsym.storage import ids
 from docsym.storage.schema import POOLED, dense_columns, encodable_columns, table
 from docsym.storage.store import EntryRow, Store
 from docsym.tools.errors import ToolError
@@ -21,6 +22,7 @@ from docsym.tools.filters import MAX_FILTER_CHARS, OPERATORS_HELP, parse_filter
 from docsym.tools.fusion import fuse, prepare
 from docsym.tools.question import Question, read_question
 from docsym.tools.results import (
+    PAGE_LABEL_HELP,
     ToolResult,
     growth_note,
     markdown_table,
@@ -70,9 +72,7 @@ class SearchHit(BaseModel):
     primary_key: str
     doc_id: str
     page_number: int | None
-    page_label: str | None = Field(
-        default=None, description="printed page number where it differs: cite 'page N (printed L)'"
-    )
+    page_label: str | None = Field(default=None, description=PAGE_LABEL_HELP)
     bbox: list[float] | None = Field(
         default=None,
         description="[x0, y0, x1, y1] PDF points of what answers: one sentence, two adjacent ones "
@@ -163,7 +163,7 @@ def vector_search(
 
     question = read_question(store, query)
     hits = _first_distinct(ranked, store, question, limit, size)
-    return _result(store, query, collection, hits)
+    return _result(store, query, collection, hits, _page_images(store))
 
 
 def hybrid_search(
@@ -208,7 +208,8 @@ def hybrid_search(
         _mark_again(hits)
         return hits
 
-    return _result(store, query, "hybrid", _first_distinct(ranked, store, question, limit, size))
+    hits = _first_distinct(ranked, store, question, limit, size)
+    return _result(store, query, "hybrid", hits, _page_images(store))
 
 
 def _similarity_of_the_rest(
@@ -241,14 +242,18 @@ def _text_budget(limit: int) -> int:
     return max(120, min(HIT_TEXT_CHARS, RESULT_TEXT_CHARS // limit))
 
 
-def _result(store: Store, query: str, mode: str, hits: list[SearchHit]) -> SearchResult:
+def _result(
+    store: Store, query: str, mode: str, hits: list[SearchHit], imaged: set[str]
+) -> SearchResult:
+    """The hits, the next step after the best one and what the index still lacks;
+    ``imaged``: the documents whose pages view_page can show."""
     note = None
     if hits:
         top = hits[0]
         key = table(top.table_name).primary_key
         row = f"run_sql(\"SELECT * FROM {top.table_name} WHERE {key} = '{top.primary_key}'\")"
         note = (
-            f"Next: {row} for the whole row; {_where_to_read(top)}; a filter such as "
+            f"Next: {row} for the whole row; {_where_to_read(top, imaged)}; a filter such as "
             "doc_id == '...' narrows the next search."
         )
     growing = None if mode in store.collections() and store.is_keyword(mode) else growth_note(store)
@@ -257,15 +262,39 @@ def _result(store: Store, query: str, mode: str, hits: list[SearchHit]) -> Searc
     return SearchResult(query=query, mode=mode, hits=hits, note=note)
 
 
-def _where_to_read(hit: SearchHit) -> str:
-    """The tool that shows a hit in place: its page where the format has pages, else the
-    passage around it or the document's outline (DOCX, HTML and Markdown have no page images)."""
-    if hit.page_number is not None:
+def _where_to_read(hit: SearchHit, imaged: set[str]) -> str:
+    """The tool that shows a hit in place: its page where view_page can show it (a PDF's), else
+    its table, the passage around it or the document's outline (DOCX, HTML, Markdown, XLSX and
+    PPTX have no page images: a sheet or slide is a page, but not a picture of one)."""
+    if hit.page_number is not None and hit.doc_id in imaged:
         box = f", bounding_box={hit.bbox}" if hit.bbox else ""
         return f"view_page(doc_id='{hit.doc_id}', page_number={hit.page_number}{box}) to see it"
+    table = _table_of(hit.primary_key)
+    if table is not None:
+        return f"get_table(table_id='{table}') for the whole table"
     if hit.table_name in _PASSAGE_TABLES:
         return f"read_passage(id='{hit.primary_key}', before=1, after=1) for the text around it"
     return f"get_outline(doc_id='{hit.doc_id}') for where it stands (this format has no pages)"
+
+
+def _table_of(primary_key: str) -> str | None:
+    """The table a table, cell or row/column summary id belongs to; None for other ids."""
+    found = ids.parse(primary_key)
+    if found is None:
+        return None
+    if found.kind.name == "table":
+        return primary_key
+    return found.parent if found.kind.parent == "table" else None
+
+
+def _page_images(store: Store) -> set[str]:
+    """The documents whose pages view_page renders: PDFs."""
+    return store.derived("pdf-documents", _read_pdf_documents)
+
+
+def _read_pdf_documents(store: Store) -> set[str]:
+    rows = store.sql().execute("SELECT doc_id FROM documents WHERE format = 'pdf'").fetchall()
+    return {doc_id for (doc_id,) in rows}
 
 
 def _check_query(query: str, limit: int) -> None:

@@ -16,6 +16,7 @@ from docsym.storage.schema import NODE_TYPES
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.results import (
+    PAGE_LABEL_HELP,
     ToolResult,
     markdown_table,
     page_citation,
@@ -56,9 +57,7 @@ class SubtreeNode(BaseModel):
     page_end: int | None
     ref_table: str
     ref_id: str
-    page_label: str | None = Field(
-        default=None, description="printed number of page_start where it differs"
-    )
+    page_label: str | None = Field(default=None, description=f"of page_start: {PAGE_LABEL_HELP}")
     bbox: list[float] | None = Field(
         default=None, description="[x0, y0, x1, y1] PDF points on page_start"
     )

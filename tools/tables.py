@@ -12,6 +12,7 @@ from __future__ import annotations
 from html import escape
 from typing import Annotated, Any
 
+from openpyxl.utils.cell import column_index_from_string, coordinate_from_string, get_column_letter
 from pydantic import BaseModel, Field
 
 from docsym.language.labels import (
@@ -27,6 +28,7 @@ from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.results import (
     MAX_RESULT_CHARS,
+    PAGE_LABEL_HELP,
     ToolResult,
     markdown_row,
     markdown_table,
@@ -44,7 +46,7 @@ MAX_TREE_NODES = 400  # per header tree; a 1,000-row table lists its first 400 r
 _CELL_COLUMNS = (
     "cell_id, doc_id, page_number, row, col, row_span, col_span, text, value, unit, "
     "is_col_header, is_row_header, "
-    "row_path, col_path, bbox"
+    "row_path, col_path, bbox, address"
 )
 _CELL_KEYS = [c.strip() for c in _CELL_COLUMNS.split(",")]
 
@@ -61,8 +63,9 @@ class HeaderNode(BaseModel):
 class TableView(ToolResult):
     table_id: str
     doc_id: str
+    section_id: str | None = Field(default=None, description="the section the table stands in")
     page_number: int | None
-    page_label: str | None = Field(default=None, description="printed page number, if it differs")
+    page_label: str | None = Field(default=None, description=PAGE_LABEL_HELP)
     bbox: list[float] | None = Field(
         default=None, description="[x0, y0, x1, y1] PDF points, origin top-left"
     )
@@ -74,10 +77,19 @@ class TableView(ToolResult):
     n_cols: int
     confidence: float = Field(
         default=1.0,
-        description="How far the structure can be trusted (0.1-1); below 0.8, check view_page.",
+        description="How far the structure can be trusted (0.1-1); below 0.8, check it: view_page "
+        "on a PDF's table, the cells' header paths (format='cells') on other formats.",
     )
     doubts: list[str] = Field(default_factory=list, description="Why the structure may be wrong.")
     format: str
+    sheet_range: str | None = Field(
+        default=None,
+        description="The A1 range of its sheet the table covers, e.g. 'A6:J20' (XLSX only); "
+        "each cell's own address is table_cells.address.",
+    )
+    has_page_image: bool = Field(
+        default=True, exclude=True, description="view_page can show it (a PDF's table)"
+    )
     content: str = Field(description="The table as HTML or markdown; empty for format='cells'.")
     col_header_tree: list[HeaderNode] = Field(
         default_factory=list,
@@ -93,7 +105,8 @@ class TableView(ToolResult):
 
     def to_markdown(self) -> str:
         page = page_citation(self.page_number, self.page_label)
-        head = f"{self.label or self.table_id} (doc {self.doc_id}, page {page}, "
+        cells = f"cells {self.sheet_range}, " if self.sheet_range else ""
+        head = f"{self.label or self.table_id} (doc {self.doc_id}, page {page}, {cells}"
         head += f"bbox {self.bbox}): {self.caption or ''}"
         body = self.content or f"{len(self.cells)} cells in structured content"
         return "\n\n".join(part for part in (head, self._trust(), body, self.note or "") if part)
@@ -102,7 +115,27 @@ class TableView(ToolResult):
         if not self.doubts:
             return ""
         doubts = "; ".join(self.doubts)
-        return f"Structure confidence {self.confidence:.2f} ({doubts}): check with view_page."
+        return f"Structure confidence {self.confidence:.2f} ({doubts}): {self._how_to_check()}."
+
+    def _how_to_check(self) -> str:
+        """A PDF's table is checked against its page image; other formats have none, so their
+        cells are read with the header paths they were given."""
+        if self.has_page_image and self.page_number is not None:
+            box = f", bounding_box={self.bbox}" if self.bbox else ""
+            return (
+                f"check with view_page(doc_id='{self.doc_id}', page_number={self.page_number}{box})"
+            )
+        return (
+            f"this {'sheet' if self.sheet_range else 'file'} has no page image; check the "
+            f"header paths with get_table(table_id='{self.table_id}', format='cells') or "
+            f'run_sql "SELECT row, col, text, row_path, col_path FROM table_cells WHERE '
+            f"table_id = '{self.table_id}'\"{self._around()}"
+        )
+
+    def _around(self) -> str:
+        if self.section_id is None:
+            return ""
+        return f", and the text around it with read_passage(id='{self.section_id}')"
 
 
 class CellLookup(ToolResult):
@@ -112,6 +145,7 @@ class CellLookup(ToolResult):
     cells: list[dict[str, Any]]
 
     def to_markdown(self) -> str:
+        sheet = any(c.get("address") for c in self.cells)
         rows = [
             [
                 c["cell_id"],
@@ -121,11 +155,12 @@ class CellLookup(ToolResult):
                 c["value"],
                 c["unit"],
                 page_citation(c["page_number"], c.get("page_label")),
-                c["bbox"],
+                c["address"] if sheet else c["bbox"],
             ]
             for c in self.cells
         ]
-        header = ["cell_id", "row_path", "col_path", "text", "value", "unit", "page", "bbox"]
+        place = "address" if sheet else "bbox"  # a sheet's cells have no box, but an address
+        header = ["cell_id", "row_path", "col_path", "text", "value", "unit", "page", place]
         return markdown_table(header, rows)
 
 
@@ -143,6 +178,7 @@ def get_table(
     view = TableView(
         table_id=table_id,
         doc_id=meta["doc_id"],
+        section_id=meta["section_id"],
         page_number=meta["page_number"],
         page_label=page_label(store, meta["doc_id"], meta["page_number"]),
         bbox=meta["bbox"],
@@ -155,6 +191,8 @@ def get_table(
         confidence=meta["confidence"] if meta["confidence"] is not None else 1.0,
         doubts=meta["doubts"] or [],
         format=format,
+        sheet_range=sheet_range(cells),
+        has_page_image=meta["format"] == "pdf",
         content="",
     )
     data = [c for c in cells if not (c["is_col_header"] or c["is_row_header"])]
@@ -170,6 +208,17 @@ def get_table(
         view.truncated = True
         view.note = _rest_note(table_id, shown_rows, view.n_rows, max_cells)
     return view
+
+
+def sheet_range(cells: list[dict[str, Any]]) -> str | None:
+    """'A6:J20': the span of a spreadsheet table's cell addresses; None outside spreadsheets."""
+    places = [coordinate_from_string(c["address"]) for c in cells if c["address"]]
+    if not places:
+        return None
+    columns = [column_index_from_string(letters) for letters, _ in places]
+    rows = [row for _, row in places]
+    first = f"{get_column_letter(min(columns))}{min(rows)}"
+    return f"{first}:{get_column_letter(max(columns))}{max(rows)}"
 
 
 def header_tree(data: list[dict[str, Any]], axis: str) -> list[HeaderNode]:
@@ -325,8 +374,9 @@ def _table_row(store: Store, table_id: str) -> dict[str, Any]:
     if not isinstance(table_id, str) or not table_id.strip():
         raise ToolError("table_id is empty: give a table_id such as '<doc_id>-t0'")
     cursor = store.sql().execute(
-        "SELECT doc_id, page_number, bbox, label, caption, html, n_rows, n_cols, header_rows, "
-        "header_cols, confidence, doubts FROM tables WHERE table_id = ?",
+        "SELECT t.doc_id, t.section_id, t.page_number, t.bbox, t.label, t.caption, t.html, "
+        "t.n_rows, t.n_cols, t.header_rows, t.header_cols, t.confidence, t.doubts, d.format "
+        "FROM tables t JOIN documents d ON d.doc_id = t.doc_id WHERE t.table_id = ?",
         [table_id],
     )
     row = cursor.fetchone()
@@ -543,7 +593,7 @@ LOOKUP_CELLS = ToolSpec(
         "column path (case-insensitive substrings; plurals and acronyms such as 'ASM' for "
         "'Available seat miles' match too), e.g. row ['Multi', 'BM25 + DPR'], col "
         "['Top-100', 'TREC']. Best matches first. Returns value, unit, paths, page and bbox of "
-        "each cell."
+        "each cell (a spreadsheet cell: its sheet as page_label and its A1 address)."
     ),
     arguments=LookupCellsArgs,
     function=lookup_cells,

@@ -26,7 +26,7 @@ from docsym.indexer.office.blocks import (
     Paragraph,
     TableBlock,
 )
-from docsym.indexer.office.table_grid import header_depths
+from docsym.indexer.office.table_grid import header_depths, join_sign_columns
 
 if TYPE_CHECKING:
     from docling_core.types.doc import DoclingDocument, NodeItem
@@ -179,7 +179,7 @@ class _Walker:
         return group.label.value == "inline"
 
     def _table(self, item: NodeItem, page: int | None, bbox: BBox | None) -> None:
-        cells = table_cells(item)
+        cells = join_sign_columns(table_cells(item))
         if not cells:
             return
         header_rows, header_cols = header_depths(cells)

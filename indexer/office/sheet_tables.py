@@ -43,6 +43,7 @@ class SheetCell:
     row: int
     col: int
     text: str
+    address: str | None = None  # its A1 address ("C7"), which a reader of the sheet cites
     row_span: int = 1
     col_span: int = 1
     align: str | None = None  # horizontal alignment
@@ -135,6 +136,7 @@ def _table(
                 row_span=_span(c.row, c.row_span, row_index),
                 col_span=_span(c.col, c.col_span, col_index),
                 text=c.text,
+                address=c.address,
             )
         )
     grid = occupancy(cells)

@@ -44,8 +44,16 @@ def xlsx_blocks(path: Path) -> BlockStream:
         for _ in range(pictures):  # openpyxl keeps no caption or position worth citing
             stream.add(ImageBlock(page=number))
         text = "\n".join(line for line in lines if line)
+        # The sheet's name is its label: a value is cited by sheet, as a PDF's by printed page.
         stream.pages.append(
-            Page(number=number, width=None, height=None, text=text, has_text=bool(text))
+            Page(
+                number=number,
+                width=None,
+                height=None,
+                text=text,
+                has_text=bool(text),
+                label=sheet.title,
+            )
         )
     if not any(p.has_text for p in stream.pages):
         what = f"{images} image(s) or chart(s)" if images else "empty sheets"
@@ -85,6 +93,7 @@ def _sheet_cells(sheet) -> list[SheetCell]:
                 row=cell.row,
                 col=cell.column,
                 text=text,
+                address=cell.coordinate,
                 row_span=rows,
                 col_span=cols,
                 align=cell.alignment.horizontal,

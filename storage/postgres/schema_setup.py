@@ -62,9 +62,9 @@ def ensure_schema(
         if recorded is None:  # a new store, at the newest version
             for statement in ddl.views():
                 con.execute(statement)
-            reindex = False
+            scope = None
         else:
-            reindex = migrations.apply(PostgresMigrator(con), recorded, known, "store")
+            scope = migrations.apply(PostgresMigrator(con), recorded, known, "store")
         s = get_settings()
         limits = {
             "statement_timeout": f"{int(s.sql_seconds * 1000)}ms",
@@ -84,9 +84,10 @@ def ensure_schema(
                 con.execute(statement)
             _write_meta(con, "schema_fingerprint", fingerprint)
         _write_meta(con, "schema_version", str(newest))
-        if reindex and con.execute("SELECT count(*) FROM documents").fetchone()[0]:
-            _write_meta(con, migrations.PENDING_REINDEX, "1")
-        return read_meta(con, migrations.PENDING_REINDEX) == "1"
+        if migrations.documents_to_reindex(con, scope):
+            pending = read_meta(con, migrations.PENDING_REINDEX)
+            _write_meta(con, migrations.PENDING_REINDEX, migrations.pending_after(scope, pending))
+        return read_meta(con, migrations.PENDING_REINDEX) is not None
 
 
 def reindex_done(con: psycopg.Connection) -> None:

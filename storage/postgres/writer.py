@@ -16,11 +16,11 @@ from contextlib import contextmanager
 import numpy as np
 import psycopg
 
-from docsym.storage import run_state, schema
+from docsym.storage import migrations, run_state, schema
 from docsym.storage.file_names import original_path
 from docsym.storage.postgres import ddl
 from docsym.storage.postgres.connect import connect
-from docsym.storage.postgres.schema_setup import ensure_schema, reindex_done
+from docsym.storage.postgres.schema_setup import ensure_schema, read_meta, reindex_done
 from docsym.storage.postgres.store import to_pyformat
 from docsym.storage.rows import DocumentRows, Row, Table
 from docsym.storage.vectors import Entry, vec_table
@@ -196,6 +196,12 @@ class PostgresWriter:
             tally = _Tally(self.con)
             self._delete(sorted(set(doc_ids)), tally)
             tally.apply()
+
+    def reindex_doc_ids(self) -> set[str]:
+        """The documents an upgrade asks to index again: every one, or those of some formats."""
+        with self.con.transaction():
+            pending = read_meta(self.con, migrations.PENDING_REINDEX)
+            return migrations.documents_to_reindex(self.con, pending)
 
     def reindex_done(self) -> None:
         with self.con.transaction():
