@@ -27,13 +27,15 @@ from docsym.storage.paths import IndexNotFoundError
 from docsym.storage.postgres.connect import reader_url
 from docsym.storage.postgres.ddl import READER_ROLE
 from docsym.storage.postgres.schema_setup import ensure_schema
-from docsym.storage.schema import META_TABLE
+from docsym.storage.schema import META_TABLE, dense_columns
 from docsym.storage.sql_pool import SqlFailed, SqlStopped
 from docsym.storage.store import Store
 from docsym.tools.registry import tool
 from docsym.tools.sql import SqlError, run_sql
 from tests.conftest import REPO, new_database
 from tests.pdf_factory import text_pdf
+
+DENSE = dense_columns()
 
 
 @pytest.fixture(scope="module")
@@ -330,21 +332,25 @@ def test_an_existing_store_hides_the_server_after_its_next_index_run(pg_server) 
             con.rollback()
 
 
-def test_a_document_is_written_whole_or_not_at_all(pg_server, tmp_path: Path) -> None:
-    """An indexer killed in the middle of a document's transaction leaves nothing of it; the
-    next run writes it, once; an unchanged file is skipped."""
-    url = new_database(pg_server, "killed")
+@pytest.mark.parametrize("stage", ["_insert_entries", "_copy_vectors"])
+def test_each_stage_of_a_document_is_written_whole_or_not_at_all(
+    pg_server, tmp_path: Path, stage: str
+) -> None:
+    """An indexer killed in the middle of a stage's transaction (rows and entries, or vectors)
+    leaves nothing of that stage; the next run writes what is missing, once, and parses the
+    file again only if its first stage was lost; an unchanged file is then skipped."""
+    url = new_database(pg_server, f"killed{stage}")
     docs = tmp_path / "docs"
     docs.mkdir()
     text_pdf(docs / "a.pdf", pages=3, marker="alpha")
     script = (
         "import os, sys\n"
         "from docsym.storage.postgres import writer\n"
-        "real = writer.PostgresWriter._copy_vectors\n"
+        f"real = writer.PostgresWriter.{stage}\n"
         "def die(self, *args):\n"
         "    real(self, *args)\n"
-        "    os._exit(9)  # killed after the rows and vectors went in, before the commit\n"
-        "writer.PostgresWriter._copy_vectors = die\n"
+        "    os._exit(9)  # killed after the stage's rows went in, before its commit\n"
+        f"writer.PostgresWriter.{stage} = die\n"
         "from pathlib import Path\n"
         "from docsym.indexer.pipeline import index_paths\n"
         "index_paths([Path(sys.argv[1])], sys.argv[2])\n"
@@ -354,18 +360,25 @@ def test_a_document_is_written_whole_or_not_at_all(pg_server, tmp_path: Path) ->
         [sys.executable, "-c", script, str(docs), url], env=env, capture_output=True, timeout=300
     )
     assert killed.returncode == 9, killed.stderr.decode()[-2000:]
+    first_stage_lost = stage == "_insert_entries"
     with psycopg.connect(url) as con:
         for table in ("documents", "chunks", "entries", "lexemes"):
-            assert con.execute(f"SELECT count(*) FROM {table} WHERE true").fetchone()[0] == 0
+            count = con.execute(f"SELECT count(*) FROM {table} WHERE true").fetchone()[0]
+            assert (count == 0) == first_stage_lost, table
+        if not first_stage_lost:
+            assert con.execute("SELECT count(*) FROM vec_minilm").fetchone()[0] == 0
     first = index_paths([docs], url)
     again = index_paths([docs], url)
-    assert len(first.added) == 1 and len(again.unchanged) == 1 and not again.added
+    assert len(first.added) == (1 if first_stage_lost else 0)
+    assert ("parse" in first.seconds) == first_stage_lost  # a written document is not re-read
+    assert len(again.unchanged) == 1 and not again.added
     with open_store(url) as store:
         (count,) = store.sql().execute("SELECT count(*) FROM documents").fetchone()
         assert count == 1
         hits = store.fts("marker alpha page 2", limit=3)
         assert hits and store.entries([hits[0][0]])[hits[0][0]].doc_id
-        assert store.collection_ids("minilm") == set(store.entry_keys("TRUE", []))
+        dense = {i for i, (t, c, _) in store.entry_keys("TRUE", []).items() if (t, c) in DENSE}
+        assert store.collection_ids("minilm") == dense and not store.awaiting_vectors()
 
 
 def test_text_with_nul_characters_is_stored(pg_server, tmp_path: Path) -> None:
@@ -451,12 +464,13 @@ _HOLD_AND_WAIT = """
 import sys, time
 from pathlib import Path
 from docsym.storage.postgres import writer
-real = writer.PostgresWriter._copy_vectors
+real = writer.PostgresWriter._insert_entries
 def hold(self, *args):
-    real(self, *args)
+    found = real(self, *args)
     Path(sys.argv[3]).write_text("holding")  # inside the document's transaction, claim held
     time.sleep(600)
-writer.PostgresWriter._copy_vectors = hold
+    return found
+writer.PostgresWriter._insert_entries = hold
 from docsym.indexer.pipeline import index_paths
 index_paths([Path(sys.argv[1])], sys.argv[2])
 """
@@ -475,7 +489,7 @@ def test_two_indexers_share_the_work_and_one_finishes_what_a_killed_one_held(
 ) -> None:
     """Two indexer processes on the same folder write each document once; the one killed (by
     SIGKILL) in the middle of a document leaves it to the other, which writes it; a reader
-    meanwhile never sees a document without its vectors."""
+    meanwhile never sees a document without its entries, and in the end none lacks vectors."""
     url = new_database(pg_server, "shared")
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -518,16 +532,25 @@ def test_two_indexers_share_the_work_and_one_finishes_what_a_killed_one_held(
 
 def _watch_readers(url: str, until, kill: subprocess.Popen) -> int:
     """Poll as a reader until ``until()``; SIGKILL ``kill`` after the first look. Returns how
-    many looks found documents; each look asserts none lacks its vectors."""
+    many looks found documents; each look asserts none lacks its entries (a document's rows
+    and entries are one transaction; its vectors may still be coming)."""
     looks = 0
     with psycopg.connect(url, autocommit=True) as con:
         while not until():
-            assert _documents_without_vectors(con) == []
+            assert _documents_without_entries(con) == []
             looks += con.execute("SELECT count(*) > 0 FROM documents").fetchone()[0]
             if kill.poll() is None and looks:
                 os.kill(kill.pid, signal.SIGKILL)
             time.sleep(0.1)
     return looks
+
+
+def _documents_without_entries(con) -> list[str]:
+    found = con.execute(
+        "SELECT d.doc_id FROM documents d "
+        "WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE e.doc_id = d.doc_id)"
+    )
+    return [r[0] for r in found]
 
 
 def _documents_without_vectors(con) -> list[str]:
