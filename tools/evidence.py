@@ -63,6 +63,11 @@ class Evidence(BaseModel):
         default_factory=list, description="sentence ids (or table row ids) the box covers"
     )
     excerpt: str | None = None
+    within: str | None = Field(
+        default=None,
+        description="id of the row whose text holds the cited units and the excerpt: the chunk "
+        "of the sentences, or the table of the rows",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +229,7 @@ def _evidence(
         bbox=_box(union(u.bbox for u in window)),
         cited=[u.key for u in window],
         excerpt=_excerpt(scope, window, budget),
+        within=window[0].group,  # windows and their context never leave one group
     )
 
 
@@ -280,8 +286,15 @@ def _on_page(target: Target) -> bool:
     return target.page_number is not None and target.table_name not in (
         "sections",
         "documents",
+        "tables",
         *_OWN_BOX,
     )
+
+
+def table_caption(store: Store, table_id: str) -> str | None:
+    """A table's caption, from the per-index table list the scopes read too."""
+    info = store.derived("evidence-tables", _Tables).by_id.get(table_id)
+    return info.caption if info else None
 
 
 def _scope(
@@ -299,13 +312,15 @@ def _scope(
         )
     if name in _OWN_BOX:
         return []
+    if name == "tables":  # a table's evidence is one of its rows: a table hit leads to the table
+        info = tables.by_id.get(key)
+        return [u for _, u in _table_rows(con, [info])] if info else []
     if target.page_number is None:  # formats without pages: the row's own units
         if name == "chunks":
             return _sentences(con, f"{_SENTENCES} WHERE chunk_id = ? ORDER BY ordinal", [key])
-        info = tables.by_id.get(key) if name == "tables" else None
-        return [u for _, u in _table_rows(con, [info])] if info else []
-    # chunks, pages, tables, references, entities: what is printed on that page; a chunk's or
-    # a table's own units first among equals
+        return []
+    # chunks, pages, references, entities: what is printed on that page; a chunk's own units
+    # first among equals
     return pages[(target.doc_id, target.page_number)]
 
 
