@@ -40,6 +40,9 @@ CANDIDATES = 100
 _PASSAGE_TABLES = ("chunks", "sections", "pages", "sentences")  # what read_passage reads
 # The rows evidence stands in (``Evidence.within``) and the column a hit on them shows.
 _HOLDERS = {"chunks": "text", "tables": "caption"}
+# Rows whose text holds other rows' text: a hit on one moves to the chunk or table holding its
+# evidence. A hit on any other row (an entity, a reference) keeps its own text.
+_CONTAINERS = ("chunks", "pages", "sections", "documents")
 MAX_RANKED = 4 * MAX_LIMIT  # hits ranked at most to find ``limit`` distinct ones
 
 # The views hybrid_search reads when none are given (see docs/ARCHITECTURE.md for why).
@@ -411,7 +414,8 @@ def _sameness(hit: SearchHit) -> list[tuple]:
 def _with_evidence(
     store: Store, question: Question, hits: list[SearchHit], size: int
 ) -> list[SearchHit]:
-    """Cite each hit by the sentence or table row inside it that answers the question."""
+    """Cite each hit by the sentence or table row that answers the question, and show it where
+    the hit's row holds it (``_move``)."""
     targets = [
         Target(h.table_name, h.column_name, h.primary_key, h.doc_id, h.page_number) for h in hits
     ]
@@ -420,8 +424,11 @@ def _with_evidence(
         hit.cited = evidence.cited
         hit.page_number = evidence.page_number
         hit.page_label = evidence.page_label
-        if evidence.within and evidence.within != hit.primary_key:
+        elsewhere = evidence.within is not None and evidence.within != hit.primary_key
+        if elsewhere and hit.table_name in _CONTAINERS:
             _move(store, hit, evidence.within, size)
+        elif elsewhere:
+            continue  # an entity or reference: its own text, cited where its page prints it
         if evidence.excerpt and hit.table_name == "tables" and hit.text:
             hit.text = _trim(caption_then_rows(hit.text, evidence.excerpt), size)
         elif evidence.excerpt:
