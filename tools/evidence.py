@@ -38,7 +38,7 @@ from docsym.storage.ids import table_row_id
 from docsym.storage.schema import table
 from docsym.storage.store import Store
 from docsym.tools.question import Question, Term, term_weights
-from docsym.tools.results import page_labels
+from docsym.tools.results import TRIM_MARK, page_labels
 from docsym.tools.threads import QUERY_THREADS
 
 CONTEXT_BEFORE, CONTEXT_AFTER = 1, 2  # neighbours shown around the cited window
@@ -240,7 +240,7 @@ def _excerpt(scope: list[Unit], window: list[Unit], budget: int) -> str:
     at = next(i for i, u in enumerate(group) if u is window[0])
     text = " ".join(u.text for u in window)
     if len(text) > budget:
-        return text[:budget].rsplit(" ", 1)[0] + " …"
+        return text[:budget].rsplit(" ", 1)[0] + TRIM_MARK
     after = group[at + len(window) : at + len(window) + CONTEXT_AFTER]
     before = group[max(0, at - CONTEXT_BEFORE) : at]
     for unit in after:
