@@ -40,9 +40,10 @@ CANDIDATES = 100
 _PASSAGE_TABLES = ("chunks", "sections", "pages", "sentences")  # what read_passage reads
 # The rows evidence stands in (``Evidence.within``) and the column a hit on them shows.
 _HOLDERS = {"chunks": "text", "tables": "caption"}
-# Rows whose text holds other rows' text: a hit on one moves to the chunk or table holding its
-# evidence. A hit on any other row (an entity, a reference) keeps its own text.
-_CONTAINERS = ("chunks", "pages", "sections", "documents")
+# Rows that stand for their page (``tools.evidence``): a hit on one moves to the chunk or table
+# on that page holding its evidence. A hit on any other row (a section or document title, an
+# entity, a reference) keeps the text it was found by and cites the window.
+_CONTAINERS = ("chunks", "pages")
 MAX_RANKED = 4 * MAX_LIMIT  # hits ranked at most to find ``limit`` distinct ones
 
 # The views hybrid_search reads when none are given (see docs/ARCHITECTURE.md for why).
@@ -428,7 +429,7 @@ def _with_evidence(
         if elsewhere and hit.table_name in _CONTAINERS:
             _move(store, hit, evidence.within, size)
         elif elsewhere:
-            continue  # an entity or reference: its own text, cited where its page prints it
+            continue  # its own text; the box and cited ids say where the answer is printed
         if evidence.excerpt and hit.table_name == "tables" and hit.text:
             hit.text = _trim(caption_then_rows(hit.text, evidence.excerpt), size)
         elif evidence.excerpt:
