@@ -134,7 +134,8 @@ def find_evidence(
     con = store.sql()
     tables = store.derived("evidence-tables", _Tables)
     pages = _page_units(store, tables, {(t.doc_id, t.page_number) for t in targets if _on_page(t)})
-    scopes = [_scope(con, t, pages, tables) for t in targets]
+    rows = _rows_of(con, tables, {t.primary_key for t in targets if t.table_name == "tables"})
+    scopes = [_scope(con, t, pages, rows) for t in targets]
     owns = [_own_group(t) for t in targets]
     index = TermIndex(list(question.terms))
     labels = page_labels(store)
@@ -298,7 +299,10 @@ def table_caption(store: Store, table_id: str) -> str | None:
 
 
 def _scope(
-    con, target: Target, pages: dict[tuple[str, int], list[Unit]], tables: _Tables
+    con,
+    target: Target,
+    pages: dict[tuple[str, int], list[Unit]],
+    table_rows: dict[str, list[Unit]],
 ) -> list[Unit]:
     """The citable units around the target's row, in document order."""
     name, key = target.table_name, target.primary_key
@@ -313,8 +317,7 @@ def _scope(
     if name in _OWN_BOX:
         return []
     if name == "tables":  # a table's evidence is one of its rows: a table hit leads to the table
-        info = tables.by_id.get(key)
-        return [u for _, u in _table_rows(con, [info])] if info else []
+        return table_rows.get(key, [])
     if target.page_number is None:  # formats without pages: the row's own units
         if name == "chunks":
             return _sentences(con, f"{_SENTENCES} WHERE chunk_id = ? ORDER BY ordinal", [key])
@@ -322,6 +325,15 @@ def _scope(
     # chunks, pages, references, entities: what is printed on that page; a chunk's own units
     # first among equals
     return pages[(target.doc_id, target.page_number)]
+
+
+def _rows_of(con, tables: _Tables, table_ids: set[str]) -> dict[str, list[Unit]]:
+    """The rows of each wanted table, read in one query for all of them."""
+    infos = [tables.by_id[key] for key in sorted(table_ids) if key in tables.by_id]
+    found: dict[str, list[Unit]] = {}
+    for info, row in _table_rows(con, infos) if infos else []:
+        found.setdefault(info.table_id, []).append(row)
+    return found
 
 
 def _own_group(target: Target) -> str | None:
