@@ -1,16 +1,16 @@
 """Every id a tool shows holds the text it shows beside it: ``run_sql`` on the id's view and key
 column (``storage.ids``) returns that text.
 
-The rule, precisely. ``words(s)`` is ``s`` with every run of whitespace made one space. A text
-``shown`` beside an id *matches* the stored value ``stored`` when ``words(shown)``, with the trim
-mark (``TRIM_MARK``, ' …') at its end removed, is a substring of ``words(stored)``: an excerpt,
-or a prefix cut to a budget, matches; a word of another row does not (a chunk c0 shown with the
-next chunk's sentence fails, as the text of c0 does not hold it). A table hit shows its caption
-(or summary), the mark and the rows it cites (``caption_then_rows``): the part up to the first
-mark matches the hit's column, the part after it matches the table's rows as ``table_cells``
-holds them (each row's non-empty cells joined by ``ROW_SEP``, rows joined by a space, in grid
-order); a table without a caption shows its rows alone. Tree nodes (select_subtree, rank_nodes)
-show their ``ref_id`` row's text the same way.
+The rule, precisely. ``one_spaced(s)`` is ``s`` with every run of whitespace made one space
+(``tools.results``). A text ``shown`` beside an id *matches* the stored value ``stored`` when
+``one_spaced(shown)``, with the trim mark (``TRIM_MARK``, ' …') at its end removed, is a
+substring of ``one_spaced(stored)``: an excerpt, or a prefix cut to a budget, matches; a word of
+another row does not (a chunk c0 shown with the next chunk's sentence fails, as the text of c0
+does not hold it). A table hit shows its caption (or summary), the mark and the rows it cites
+(``caption_then_rows``): the part up to the first mark matches the hit's column, the part after
+it matches the table's rows as ``table_cells`` holds them (each row's non-empty cells joined by
+``ROW_SEP``, rows joined by a space, in grid order); a table without a caption shows its rows
+alone. Tree nodes (select_subtree, rank_nodes) show their ``ref_id`` row's text the same way.
 
 The index is the session's corpus index (``corpus_store``, built once per session, as in CI);
 DOCSYM_IDS_TEST_INDEX names an index already built instead, for a quick run over a few files:
@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from docsym.runtime.bounds import MAX_CELL_CHARS
 from docsym.storage import ids
 from docsym.storage.schema import encodable_columns
 from docsym.storage.store import Store
@@ -35,7 +36,7 @@ from docsym.tools.outline import get_outline
 from docsym.tools.passages import read_passage
 from docsym.tools.query_plans import run_plan
 from docsym.tools.rank_nodes import rank_nodes
-from docsym.tools.results import TRIM_MARK
+from docsym.tools.results import TRIM_MARK, one_spaced
 from docsym.tools.search import SearchHit, hybrid_search, parse_views, vector_search
 from docsym.tools.sql import run_sql
 from docsym.tools.subtree import TEXT_OF, select_subtree
@@ -67,13 +68,9 @@ def store(request: pytest.FixtureRequest) -> Iterator[Store]:
     opened.close()
 
 
-def words(text: str | None) -> str:
-    return " ".join((text or "").split())
-
-
 def untrimmed(text: str) -> str:
     """The text without the trim mark at its end."""
-    text = words(text)
+    text = one_spaced(text)
     return text.removesuffix(TRIM_MARK.strip()).rstrip() if text.endswith(TRIM_MARK) else text
 
 
@@ -81,10 +78,8 @@ def stored(store: Store, row_id: str, column: str) -> str:
     """``column`` of the row ``row_id`` names, read with run_sql as a client would."""
     kind = ids.parse(row_id)
     assert kind is not None and kind.kind.view, f"{row_id!r} names no row of any view"
-    sql = f"SELECT {column} FROM {kind.kind.view} WHERE {kind.kind.column} = '{row_id}'"
-    rows = run_sql(store, sql).rows
-    assert len(rows) == 1, f"run_sql found {len(rows)} rows for {row_id!r}"
-    return words(rows[0][0])
+    source = f"FROM {kind.kind.view} WHERE {kind.kind.column} = '{row_id}'"
+    return whole(store, column, source)
 
 
 def table_rows(store: Store, table_id: str) -> str:
@@ -93,8 +88,20 @@ def table_rows(store: Store, table_id: str) -> str:
         f"SELECT row, string_agg(text, '{ROW_SEP}' ORDER BY col) AS line FROM table_cells "
         f"WHERE table_id = '{table_id}' AND text <> '' GROUP BY row"
     )
-    sql = f"SELECT string_agg(line, ' ' ORDER BY row) FROM ({rows})"
-    return words(run_sql(store, sql).rows[0][0])
+    return whole(store, "string_agg(line, ' ' ORDER BY row)", f"FROM ({rows})")
+
+
+def whole(store: Store, expression: str, source: str) -> str:
+    """The text ``SELECT expression source`` gives, read in pieces of the longest value run_sql
+    returns uncut (MAX_CELL_CHARS), as a client reads a long one; whitespace made one space."""
+    found = run_sql(store, f"SELECT length({expression}) {source}").rows
+    assert len(found) == 1, f"run_sql found {len(found)} rows {source}"
+    size = found[0][0] or 0
+    pieces = [
+        run_sql(store, f"SELECT substr({expression}, {start}, {MAX_CELL_CHARS}) {source}").rows
+        for start in range(1, size + 1, MAX_CELL_CHARS)
+    ]
+    return one_spaced("".join(rows[0][0] for rows in pieces))
 
 
 def assert_holds(store: Store, row_id: str, column: str, shown: str | None, where: str) -> None:
@@ -110,7 +117,7 @@ def assert_shows(store: Store, view: str, row_id: str, column: str, shown: str, 
     if view != "tables":
         assert_holds(store, row_id, column, shown, where)
         return
-    head, joint, rows = words(shown).partition(TRIM_MARK + " ")
+    head, joint, rows = one_spaced(shown).partition(TRIM_MARK + " ")
     if not joint and untrimmed(head) in table_rows(store, row_id):
         return  # a table without a caption shows only its rows
     assert_holds(store, row_id, column, head, where)

@@ -26,6 +26,7 @@ from docsym.tools.results import (
     ToolResult,
     caption_then_rows,
     markdown_table,
+    one_spaced,
     page_citation,
     trimmed,
     with_note,
@@ -406,7 +407,7 @@ def _fold(kept: SearchHit, repeat: SearchHit) -> None:
 
 def _sameness(hit: SearchHit) -> list[tuple]:
     """What makes two hits one: the same text shown, or the same sentences cited on one page."""
-    keys: list[tuple] = [("text", " ".join(hit.text.split()))]
+    keys: list[tuple] = [("text", one_spaced(hit.text))]
     if hit.cited:
         keys.append(("box", hit.doc_id, hit.page_number, tuple(hit.cited)))
     return keys
@@ -428,8 +429,10 @@ def _with_evidence(
         elsewhere = evidence.within is not None and evidence.within != hit.primary_key
         if elsewhere and hit.table_name in _CONTAINERS:
             _move(store, hit, evidence.within, size)
-        elif elsewhere:
-            continue  # its own text; the box and cited ids say where the answer is printed
+        elif elsewhere:  # the box and cited ids say where the answer is printed
+            if evidence.excerpt:
+                _show_if_held(store, hit, evidence.excerpt)
+            continue
         if evidence.excerpt and hit.table_name == "tables" and hit.text:
             hit.text = _trim(caption_then_rows(hit.text, evidence.excerpt), size)
         elif evidence.excerpt:
@@ -451,6 +454,23 @@ def _move(store: Store, hit: SearchHit, row_id: str, size: int) -> None:
     # A table hit shows its caption before the cited rows, as when the table itself was found.
     caption = table_caption(store, row_id) if hit.table_name == "tables" else None
     hit.text = _trim(caption, size // 2) if caption else ""
+
+
+def _show_if_held(store: Store, hit: SearchHit, excerpt: str) -> None:
+    """Show the excerpt on a hit that keeps its row (a section, a document, an entity, a
+    reference) where one of the row's searchable columns holds it, the hit's own column first;
+    else the hit keeps the text it was found by. A PDF section's text keeps its line-end
+    hyphens, which its sentences drop, so it often does not."""
+    view = table(hit.table_name)
+    own = [c for t, c in encodable_columns() if t == hit.table_name]
+    columns = sorted(own, key=lambda c: c != hit.column_name)
+    sql = f"SELECT {', '.join(columns)} FROM {view.name} WHERE {view.primary_key} = ?"
+    row = store.sql().execute(sql, [hit.primary_key]).fetchone() or ()
+    wanted = one_spaced(excerpt.removesuffix(TRIM_MARK))
+    for column, text in zip(columns, row, strict=False):
+        if isinstance(text, str) and wanted in one_spaced(text):
+            hit.column_name, hit.text = column, excerpt
+            return
 
 
 def _table_tools(hit: SearchHit) -> str | None:
