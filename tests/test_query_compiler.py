@@ -32,7 +32,9 @@ from docsym.tools.query_grammar import (
     validate,
 )
 from docsym.tools.query_plans import compile_expression, compile_query, run_plan, translate
+from docsym.tools.search import hybrid_search
 from tests.conftest import REPO
+from tests.test_ids_match_text import assert_hit_holds
 
 
 def shape(node: Node) -> tuple:
@@ -201,6 +203,33 @@ def test_run_plan_runs_what_is_ready_and_fills_placeholders(sample_index: Path) 
     assert [len(leaf.hits) for leaf in both.leaves] == [2, 2, 2]
     with pytest.raises(ToolError, match="does not use"):
         run_plan(store, expression, {"company": "x"})
+
+
+def test_run_plan_hits_are_hybrid_searchs_and_a_table_leaf_leads_to_the_table(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """A leaf about a table's numbers gets the table's id and the tools that read it, not the
+    page or chunk printed beside it; every leaf's hits are hybrid_search's, field for field."""
+    from docsym.indexer.pipeline import index_paths
+
+    assert index_paths([corpus / "papers" / "2305.03393v1-pg9.pdf"], tmp_path / "ix").ok
+    store = open_store(tmp_path / "ix")
+    table_leaf = "What TEDS score does OTSL reach on complex tables"
+    plan = run_plan(store, f"{table_leaf} + What is OTSL", limit=4)
+    for leaf in plan.leaves:
+        alone = hybrid_search(store, leaf.question, limit=4).hits
+        assert [h.model_dump() for h in leaf.hits] == [h.model_dump() for h in alone]
+    top = plan.leaves[0].hits[0]
+    (table_id,) = store.sql().execute("SELECT table_id FROM tables").fetchone()
+    assert (top.table_name, top.primary_key) == ("tables", table_id)
+    assert top.cited and all(c.startswith(f"{table_id}-r") for c in top.cited) and top.bbox
+    assert f"get_table(table_id='{table_id}')" in top.read_with and "lookup_cells" in top.read_with
+    shown = plan.to_markdown()
+    assert f"tables.caption:{table_id}" in shown and f"get_table(table_id='{table_id}')" in shown
+    for leaf in plan.leaves:
+        for hit in leaf.hits:
+            assert_hit_holds(store, hit, leaf.question)
+    store.close()
 
 
 # -- translation -----------------------------------------------------------------------------

@@ -38,7 +38,7 @@ from docsym.storage.ids import table_row_id
 from docsym.storage.schema import table
 from docsym.storage.store import Store
 from docsym.tools.question import Question, Term, term_weights
-from docsym.tools.results import PAGE_LABEL_HELP, page_labels
+from docsym.tools.results import PAGE_LABEL_HELP, TRIM_MARK, page_labels
 from docsym.tools.threads import QUERY_THREADS
 
 CONTEXT_BEFORE, CONTEXT_AFTER = 1, 2  # neighbours shown around the cited window
@@ -63,6 +63,11 @@ class Evidence(BaseModel):
         description="sentence ids (or table row ids) the box covers, one or two",
     )
     excerpt: str | None = None
+    within: str | None = Field(
+        default=None,
+        description="id of the row whose text holds the cited units and the excerpt: the chunk "
+        "of the sentences, or the table of the rows",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +134,8 @@ def find_evidence(
     con = store.sql()
     tables = store.derived("evidence-tables", _Tables)
     pages = _page_units(store, tables, {(t.doc_id, t.page_number) for t in targets if _on_page(t)})
-    scopes = [_scope(con, t, pages, tables) for t in targets]
+    rows = _rows_of(con, tables, {t.primary_key for t in targets if t.table_name == "tables"})
+    scopes = [_scope(con, t, pages, rows) for t in targets]
     owns = [_own_group(t) for t in targets]
     index = TermIndex(list(question.terms))
     labels = page_labels(store)
@@ -224,6 +230,7 @@ def _evidence(
         bbox=_box(union(u.bbox for u in window)),
         cited=[u.key for u in window],
         excerpt=_excerpt(scope, window, budget),
+        within=window[0].group,  # windows and their context never leave one group
     )
 
 
@@ -234,7 +241,7 @@ def _excerpt(scope: list[Unit], window: list[Unit], budget: int) -> str:
     at = next(i for i, u in enumerate(group) if u is window[0])
     text = " ".join(u.text for u in window)
     if len(text) > budget:
-        return text[:budget].rsplit(" ", 1)[0] + " …"
+        return text[:budget].rsplit(" ", 1)[0] + TRIM_MARK
     after = group[at + len(window) : at + len(window) + CONTEXT_AFTER]
     before = group[max(0, at - CONTEXT_BEFORE) : at]
     for unit in after:
@@ -280,12 +287,22 @@ def _on_page(target: Target) -> bool:
     return target.page_number is not None and target.table_name not in (
         "sections",
         "documents",
+        "tables",
         *_OWN_BOX,
     )
 
 
+def table_caption(store: Store, table_id: str) -> str | None:
+    """A table's caption, from the per-index table list the scopes read too."""
+    info = store.derived("evidence-tables", _Tables).by_id.get(table_id)
+    return info.caption if info else None
+
+
 def _scope(
-    con, target: Target, pages: dict[tuple[str, int], list[Unit]], tables: _Tables
+    con,
+    target: Target,
+    pages: dict[tuple[str, int], list[Unit]],
+    table_rows: dict[str, list[Unit]],
 ) -> list[Unit]:
     """The citable units around the target's row, in document order."""
     name, key = target.table_name, target.primary_key
@@ -299,14 +316,24 @@ def _scope(
         )
     if name in _OWN_BOX:
         return []
+    if name == "tables":  # a table's evidence is one of its rows: a table hit leads to the table
+        return table_rows.get(key, [])
     if target.page_number is None:  # formats without pages: the row's own units
         if name == "chunks":
             return _sentences(con, f"{_SENTENCES} WHERE chunk_id = ? ORDER BY ordinal", [key])
-        info = tables.by_id.get(key) if name == "tables" else None
-        return [u for _, u in _table_rows(con, [info])] if info else []
-    # chunks, pages, tables, references, entities: what is printed on that page; a chunk's or
-    # a table's own units first among equals
+        return []
+    # chunks, pages, references, entities: what is printed on that page; a chunk's own units
+    # first among equals
     return pages[(target.doc_id, target.page_number)]
+
+
+def _rows_of(con, tables: _Tables, table_ids: set[str]) -> dict[str, list[Unit]]:
+    """The rows of each wanted table, read in one query for all of them."""
+    infos = [tables.by_id[key] for key in sorted(table_ids) if key in tables.by_id]
+    found: dict[str, list[Unit]] = {}
+    for info, row in _table_rows(con, infos) if infos else []:
+        found.setdefault(info.table_id, []).append(row)
+    return found
 
 
 def _own_group(target: Target) -> str | None:

@@ -17,7 +17,14 @@ from pydantic import BaseModel, Field
 from docsym.storage.ids import parse
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
-from docsym.tools.results import ToolResult, markdown_table, page_citation, page_labels, with_note
+from docsym.tools.results import (
+    TRIM_MARK,
+    ToolResult,
+    markdown_table,
+    page_citation,
+    page_labels,
+    with_note,
+)
 from docsym.tools.spec import Arguments, ToolSpec
 
 MAX_NEIGHBOURS = 5
@@ -104,7 +111,7 @@ def read_passage(
                 chunk_id=chunk_id,
                 page_number=page,
                 bbox=bbox,
-                text=text if len(text) <= max_chars else text[:max_chars] + " …",
+                text=text if len(text) <= max_chars else text[:max_chars] + TRIM_MARK,
             )
         )
         used += len(text) + 1

@@ -40,8 +40,8 @@ from docsym.tools.query_grammar import (
     render,
     validate,
 )
-from docsym.tools.results import ToolResult, page_citation, trimmed, with_note
-from docsym.tools.search import MAX_LIMIT, SearchHit, hybrid_search
+from docsym.tools.results import ToolResult, trimmed, with_note
+from docsym.tools.search import MAX_LIMIT, SearchHit, hits_markdown, hybrid_search
 from docsym.tools.spec import Arguments, Label, Name, Progress, ToolSpec
 
 MAX_ANSWER_CHARS = 300
@@ -115,12 +115,8 @@ class PlanRun(ToolResult):
             lines += ["", f"## leaf {leaf.leaf} ({leaf.status}): {leaf.question}"]
             if leaf.waits_for:
                 lines.append(f"waits for {', '.join('{' + n + '}' for n in leaf.waits_for)}")
-            for hit in leaf.hits:
-                where = page_citation(hit.page_number, hit.page_label)
-                lines.append(
-                    f"- {hit.rank}. {hit.table_name}:{hit.primary_key} doc {hit.doc_id} page "
-                    f"{where} bbox {hit.bbox}: {trimmed(hit.text, 300)}"
-                )
+            if leaf.hits:  # shown as hybrid_search shows them
+                lines.append(hits_markdown(leaf.hits))
         return with_note("\n".join(lines), self.note)
 
 

@@ -31,6 +31,7 @@ from docsym.language.names import normalise_name
 from docsym.language.terms import surface_words
 from docsym.storage.schema import NODE_TYPES
 from docsym.storage.store import Store
+from docsym.tools import results
 from docsym.tools.errors import ToolError
 from docsym.tools.evidence import Target, find_evidence
 from docsym.tools.graph import EntityGraph, entity_graph, personalized_pagerank
@@ -394,10 +395,16 @@ def _cite(store: Store, query: str, doc_id: str, nodes: list[RankedNode]) -> Non
     targets = [Target(n.ref_table, "", n.ref_id, doc_id, n.page_start) for n in nodes]
     found = find_evidence(store, read_question(store, query), targets, NODE_TEXT)
     for node, evidence in zip(nodes, found, strict=True):
+        if evidence.within not in (None, node.ref_id):
+            # The answer stands in another row (a chunk beside it on its page, a section's
+            # chunk): the node keeps its own text and box, so its ids hold what it shows.
+            continue
         if evidence.bbox is not None:
             node.bbox, node.cited = evidence.bbox, evidence.cited
             node.page_start, node.page_label = evidence.page_number, evidence.page_label
-        if evidence.excerpt:
+        if evidence.excerpt and node.ref_table == "tables" and node.text:
+            node.text = results.caption_then_rows(node.text, evidence.excerpt)
+        elif evidence.excerpt:
             node.text = evidence.excerpt
 
 

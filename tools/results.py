@@ -105,6 +105,22 @@ def page_citation(page_number: int | None, label: str | None) -> str:
     return f"{page_number} ({label})" if label else str(page_number)
 
 
+TRIM_MARK = " …"  # ends a text cut to a budget; also joins a table's caption to its cited rows
+
+
+def one_spaced(text: str | None) -> str:
+    """Text with every run of whitespace made one space: how a shown text is compared with the
+    stored text it comes from, and with other hits' texts."""
+    return " ".join((text or "").split())
+
+
+def caption_then_rows(caption: str, rows: str) -> str:
+    """A table's text as a hit shows it: its caption, one mark, then the rows it cites (a
+    caption cut to a budget already ends with the mark)."""
+    joint = " " if caption.endswith(TRIM_MARK) else f"{TRIM_MARK} "
+    return f"{caption}{joint}{rows}"
+
+
 def trimmed(text: str | None, size: int = 200) -> str:
     """Text for one cell of a listing, cut to ``size`` characters."""
     return (text or "")[:size]

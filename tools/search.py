@@ -17,15 +17,18 @@ from docsym.storage import ids
 from docsym.storage.schema import POOLED, dense_columns, encodable_columns, table
 from docsym.storage.store import EntryRow, Store
 from docsym.tools.errors import ToolError
-from docsym.tools.evidence import Target, find_evidence
+from docsym.tools.evidence import Target, find_evidence, table_caption
 from docsym.tools.filters import MAX_FILTER_CHARS, OPERATORS_HELP, parse_filter
 from docsym.tools.fusion import fuse, prepare
 from docsym.tools.question import Question, read_question
 from docsym.tools.results import (
     PAGE_LABEL_HELP,
+    TRIM_MARK,
     ToolResult,
+    caption_then_rows,
     growth_note,
     markdown_table,
+    one_spaced,
     page_citation,
     trimmed,
     with_note,
@@ -38,6 +41,12 @@ HIT_TEXT_CHARS = 700  # a hit's text is trimmed; fetch the row with run_sql for 
 RESULT_TEXT_CHARS = 16_000  # all hits together stay well under what MCP clients accept
 CANDIDATES = 100
 _PASSAGE_TABLES = ("chunks", "sections", "pages", "sentences")  # what read_passage reads
+# The rows evidence stands in (``Evidence.within``) and the column a hit on them shows.
+_HOLDERS = {"chunks": "text", "tables": "caption"}
+# Rows that stand for their page (``tools.evidence``): a hit on one moves to the chunk or table
+# on that page holding its evidence. A hit on any other row (a section or document title, an
+# entity, a reference) keeps the text it was found by and cites the window.
+_CONTAINERS = ("chunks", "pages")
 MAX_RANKED = 4 * MAX_LIMIT  # hits ranked at most to find ``limit`` distinct ones
 
 # The views hybrid_search reads when none are given (see docs/ARCHITECTURE.md for why).
@@ -96,6 +105,9 @@ class SearchHit(BaseModel):
         default_factory=list,
         description="other rows with the same text or citing the same box, folded into this hit",
     )
+    read_with: str | None = Field(
+        default=None, description="for a table hit: the tools that read the table or its cells"
+    )
 
 
 class SearchResult(ToolResult):
@@ -105,22 +117,28 @@ class SearchResult(ToolResult):
     note: str | None = None
 
     def to_markdown(self) -> str:
-        rows = [
-            [
-                hit.rank,
-                f"{hit.score:.4f}" + (" (again)" if hit.again else ""),
-                f"{hit.table_name}.{hit.column_name}:{hit.primary_key}",
-                hit.doc_id,
-                page_citation(hit.page_number, hit.page_label),
-                hit.bbox,
-                trimmed(hit.text, 400),
-                ", ".join(f"{p.table_name}:{p.primary_key}" for p in hit.also),
-            ]
-            for hit in self.hits
+        return with_note(hits_markdown(self.hits), self.note)
+
+
+def hits_markdown(hits: list[SearchHit]) -> str:
+    """Hits as one markdown table, and under it the tools that read each table hit: how
+    hybrid_search and run_plan's leaves show them."""
+    rows = [
+        [
+            hit.rank,
+            f"{hit.score:.4f}" + (" (again)" if hit.again else ""),
+            f"{hit.table_name}.{hit.column_name}:{hit.primary_key}",
+            hit.doc_id,
+            page_citation(hit.page_number, hit.page_label),
+            hit.bbox,
+            trimmed(hit.text, 400),
+            ", ".join(f"{p.table_name}:{p.primary_key}" for p in hit.also),
         ]
-        headers = ["#", "score", "view", "doc_id", "page", "bbox", "text", "also at"]
-        table_text = markdown_table(headers, rows)
-        return with_note(table_text, self.note)
+        for hit in hits
+    ]
+    headers = ["#", "score", "view", "doc_id", "page", "bbox", "text", "also at"]
+    tools = [f"- #{hit.rank}: {hit.read_with}" for hit in hits if hit.read_with]
+    return "\n".join([markdown_table(headers, rows), *tools])
 
 
 def vector_search(
@@ -263,9 +281,12 @@ def _result(
 
 
 def _where_to_read(hit: SearchHit, imaged: set[str]) -> str:
-    """The tool that shows a hit in place: its page where view_page can show it (a PDF's), else
-    its table, the passage around it or the document's outline (DOCX, HTML, Markdown, XLSX and
-    PPTX have no page images: a sheet or slide is a page, but not a picture of one)."""
+    """The tool that shows a hit in place: a table's own tools; its page where view_page can
+    show it (a PDF's), else the passage around it or the document's outline (DOCX, HTML,
+    Markdown, XLSX and PPTX have no page images: a sheet or slide is a page, but not a
+    picture of one)."""
+    if hit.read_with:  # a table: its own tools read it
+        return hit.read_with
     if hit.page_number is not None and hit.doc_id in imaged:
         box = f", bounding_box={hit.bbox}" if hit.bbox else ""
         return f"view_page(doc_id='{hit.doc_id}', page_number={hit.page_number}{box}) to see it"
@@ -352,7 +373,7 @@ def _where(views: list[tuple[str, str]], filter_text: str) -> tuple[str, list]:
 
 
 def _trim(text: str, size: int) -> str:
-    return text if len(text) <= size else text[:size].rsplit(" ", 1)[0] + " …"
+    return text if len(text) <= size else text[:size].rsplit(" ", 1)[0] + TRIM_MARK
 
 
 def _hit(
@@ -446,7 +467,7 @@ def _fold(kept: SearchHit, repeat: SearchHit) -> None:
 
 def _sameness(hit: SearchHit) -> list[tuple]:
     """What makes two hits one: the same text shown, or the same sentences cited on one page."""
-    keys: list[tuple] = [("text", " ".join(hit.text.split()))]
+    keys: list[tuple] = [("text", one_spaced(hit.text))]
     if hit.cited:
         keys.append(("box", hit.doc_id, hit.page_number, tuple(hit.cited)))
     return keys
@@ -455,7 +476,8 @@ def _sameness(hit: SearchHit) -> list[tuple]:
 def _with_evidence(
     store: Store, question: Question, hits: list[SearchHit], size: int
 ) -> list[SearchHit]:
-    """Cite each hit by the sentence or table row inside it that answers the question."""
+    """Cite each hit by the sentence or table row that answers the question, and show it where
+    the hit's row holds it (``_move``)."""
     targets = [
         Target(h.table_name, h.column_name, h.primary_key, h.doc_id, h.page_number) for h in hits
     ]
@@ -464,11 +486,62 @@ def _with_evidence(
         hit.cited = evidence.cited
         hit.page_number = evidence.page_number
         hit.page_label = evidence.page_label
-        if evidence.excerpt and hit.table_name == "tables":
-            hit.text = _trim(f"{hit.text} … {evidence.excerpt}", size)
+        elsewhere = evidence.within is not None and evidence.within != hit.primary_key
+        if elsewhere and hit.table_name in _CONTAINERS:
+            _move(store, hit, evidence.within, size)
+        elif elsewhere:  # the box and cited ids say where the answer is printed
+            if evidence.excerpt:
+                _show_if_held(store, hit, evidence.excerpt)
+            continue
+        if evidence.excerpt and hit.table_name == "tables" and hit.text:
+            hit.text = _trim(caption_then_rows(hit.text, evidence.excerpt), size)
         elif evidence.excerpt:
             hit.text = evidence.excerpt
+        hit.read_with = _table_tools(hit)
     return hits
+
+
+def _move(store: Store, hit: SearchHit, row_id: str, size: int) -> None:
+    """Name the row that prints the hit's evidence instead of the row that was found (a chunk,
+    page, section or document whose answer stands in another chunk or in a table): the id a
+    hit shows always holds the text it shows."""
+    kind = ids.parse(row_id)
+    if kind is None or kind.kind.view not in _HOLDERS:
+        raise ValueError(f"evidence within {row_id!r}, which is no chunk or table")
+    hit.table_name = kind.kind.view
+    hit.column_name = _HOLDERS[hit.table_name]
+    hit.primary_key = row_id
+    # A table hit shows its caption before the cited rows, as when the table itself was found.
+    caption = table_caption(store, row_id) if hit.table_name == "tables" else None
+    hit.text = _trim(caption, size // 2) if caption else ""
+
+
+def _show_if_held(store: Store, hit: SearchHit, excerpt: str) -> None:
+    """Show the excerpt on a hit that keeps its row (a section, a document, an entity, a
+    reference) where one of the row's searchable columns holds it, the hit's own column first;
+    else the hit keeps the text it was found by. A PDF section's text keeps its line-end
+    hyphens, which its sentences drop, so it often does not."""
+    view = table(hit.table_name)
+    own = [c for t, c in encodable_columns() if t == hit.table_name]
+    columns = sorted(own, key=lambda c: c != hit.column_name)
+    sql = f"SELECT {', '.join(columns)} FROM {view.name} WHERE {view.primary_key} = ?"
+    row = store.sql().execute(sql, [hit.primary_key]).fetchone() or ()
+    wanted = one_spaced(excerpt.removesuffix(TRIM_MARK))
+    for column, text in zip(columns, row, strict=False):
+        if isinstance(text, str) and wanted in one_spaced(text):
+            hit.column_name, hit.text = column, excerpt
+            return
+
+
+def _table_tools(hit: SearchHit) -> str | None:
+    """For a table hit, the tools that read the table: all of it, or the cells of one value."""
+    if hit.table_name != "tables":
+        return None
+    key = hit.primary_key
+    return (
+        f"get_table(table_id='{key}') for the whole table; lookup_cells(table_id='{key}', "
+        "row_path_contains=[...], col_path_contains=[...]) for one value"
+    )
 
 
 # -- the tools as clients see them --------------------------------------------------------------

@@ -38,7 +38,7 @@ MAX_NODES = 200
 TEXT_CHARS = 300
 
 # What to show for each kind of leaf: the view's text column.
-_TEXT_OF = {
+TEXT_OF = {
     "sections": "title",
     "chunks": "text",
     "tables": "caption",
@@ -203,7 +203,7 @@ def fill_from_views(store: Store, nodes: list[SubtreeNode]) -> None:
     for node in nodes:
         by_table.setdefault(node.ref_table, []).append(node)
     for table, group in by_table.items():
-        column = _TEXT_OF.get(table)
+        column = TEXT_OF.get(table)
         if column is None:
             continue
         key = {
