@@ -159,8 +159,10 @@ def test_index_in_a_pipe_prints_a_line_per_document(labelled) -> None:
     _, run = labelled
     lines = run.stderr.splitlines()
     assert lines[0] == "indexing 2 file(s)"
-    done = sorted(lines[1:])
+    done = sorted(line for line in lines[1:] if line.startswith("["))
     assert len(done) == 2 and done[0].startswith("[1/2]") and done[1].startswith("[2/2]")
+    vectors = [line for line in lines[1:] if not line.startswith("[")]
+    assert vectors == ["vectors written: 1/2 documents", "vectors written: 2/2 documents"]
     manual = next(line for line in done if line.endswith("manual.pdf"))
     assert f" {PAGES} pages  " in manual
     summary = dict(row for row in tsv(run.stdout))

@@ -25,7 +25,7 @@ Hints:
 - Cite facts as (doc_id, page, bbox), "page 26 (printed 24)" where a label differs. A hit's
   bbox is one sentence, two adjacent ones where the answer spans them, or one or two adjacent
   table rows (a figure, equation or table summary: its region); a cell's, the cell. DOCX,
-  HTML and Markdown have no pages: cite them by section_id and title.
+  HTML and Markdown have no pages: cite by section_id and title.
 - Results are capped; notes say how to get the rest.
 """
 
