@@ -74,9 +74,14 @@ class DenseStage:
         self._load = (model_name, threads)
         self._encoder: Future | None = None
 
-    def add(self, doc_id: str) -> None:
-        if self._encoder is None:  # loaded on the thread while the main thread goes on
+    def load(self) -> None:
+        """Load the encoder on the thread (once), while the main thread goes on: the pipeline
+        asks at the start of a run, when the first worker starts and the second core is free."""
+        if self._encoder is None:
             self._encoder = self._thread.submit(get_encoder, *self._load)
+
+    def add(self, doc_id: str) -> None:
+        self.load()
         self._waiting.append(doc_id)
         self._seen += 1
 

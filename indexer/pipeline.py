@@ -116,6 +116,8 @@ def index_paths(
         meter = PageMeter({str(plan.path): _size(plan.path) for plan in plans})
         told = _DenseProgress(progress, meter)
         dense = DenseStage(sink, setup.model_name, get_settings().encoder_threads, told)
+        if vectors and plans:
+            dense.load()
         if vectors:
             for doc_id in sorted(sink.awaiting_vectors() - stale):  # left by a stopped run
                 dense.add(doc_id)
