@@ -1,9 +1,12 @@
-"""Turn a document's view rows into search entries and embed them with one encoder pass.
+"""Turn a document's view rows into search entries (in its worker), and its entries into vectors
+with one encoder pass (in the dense stage, ``indexer/dense_stage.py``).
 
 What is embedded, and how (the encoder is the slowest part of indexing, ~30 chunks/s here):
-- chunk text, titles, captions, summaries, equations and references are encoded directly, each
-  distinct text once; a text longer than the model's window is split into window-sized pieces
-  whose vectors are averaged, so nothing is cut off;
+- chunk text, titles, captions, table and figure summaries, equations and references are
+  encoded directly, each distinct text once; a text longer than the model's window is split into
+  window-sized pieces whose vectors are averaged, so nothing is cut off;
+- page and section summaries get no vectors (``Col.dense``): the pooled page text and section
+  content they sum up, which cost nothing, did better in vector search;
 - page text and section content are *pooled*: the mean of the vectors of the chunks on that page
   or in that section (they hold the same words), which costs nothing extra. A page or section
   without chunks (e.g. a page that is all table) is encoded from its first pieces.

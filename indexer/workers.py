@@ -1,9 +1,10 @@
-"""Documents are prepared (parsed, summarised, embedded) in worker processes, each under a budget.
+"""Documents are prepared (parsed, summarised, linked) in worker processes, each under a budget.
 
 A file can be made to hold a parser for ever or to take every byte of memory (a one-line 50 MB
 Markdown file, an HTML page nested 100,000 deep, a million-row sheet), and a thread cannot be
-stopped inside a C call. So no file is parsed in the indexing process, which only plans, writes
-and publishes; a worker process prepares one file at a time under two bounds:
+stopped inside a C call. So no file is parsed in the indexing process, which plans, writes,
+publishes and encodes what was written; a worker process prepares one file at a time under two
+bounds:
 
 - **time**: a file whose worker reports no progress (a stage begun, a page read, an OCR page
   read, a batch of vectors encoded, an LLM summary written) for ``stall_seconds`` is stopped:
