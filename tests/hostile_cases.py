@@ -105,9 +105,10 @@ def unpublished_texts(index: Path, published: int, count: int = 3) -> list[str]:
 def kill_in_window(
     files: list[Path], index: Path, jitter: float = 0.0, timeout: float = 180.0
 ) -> int:
-    """Start an index run of ``files`` and SIGKILL it once new vectors are committed (plus up to
-    ``jitter`` seconds). Returns the unpublished entries seen at the kill; 0 if the run ended
-    before its vectors appeared."""
+    """Start an index run of ``files`` and SIGKILL it once it has committed entries that are not
+    published yet (plus up to ``jitter`` seconds). Returns the unpublished entries seen at the
+    kill; 0 if the run published them before the kill landed, or ended first. (A run publishes
+    its first document at once, so the window opens with a later one.)"""
     published = published_generation(index)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("DOCSYM_PUBLISH_SECONDS", None)  # the default period: a wide window
@@ -121,20 +122,22 @@ def kill_in_window(
     deadline = time.monotonic() + timeout
     # What an earlier kill left is dropped when the run starts: wait for that, then for new.
     cleared = unpublished_entries(index, published) == 0
+    generation = published
     try:
         while proc.poll() is None and time.monotonic() < deadline:
-            count = unpublished_entries(index, published)
+            generation = published_generation(index)
+            count = unpublished_entries(index, generation)
             if count and cleared:
                 time.sleep(random.uniform(0.0, jitter))
                 break
             cleared = cleared or count == 0
             time.sleep(0.01)
-        seen = unpublished_entries(index, published)
+        seen = unpublished_entries(index, generation)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.kill()
         proc.wait()
-    return seen if published_generation(index) == published else 0
+    return seen if published_generation(index) == generation else 0
 
 
 def agreement(index: Path) -> KillOutcome:

