@@ -224,7 +224,9 @@ def test_vectors_past_the_published_generation_are_invisible(copied_index: Path)
         vectors.close()
 
 
-KILL_FILES = [
+KILL_FILES = [  # the first is published as it is written; the window spans the others
+    "papers/2004.04906v3_dpr.pdf",
+    "papers/2203.00274v2_tableformer.pdf",
     "papers/2305.03393v1-pg9.pdf",
     "papers/N18-3011_literature_graph.pdf",
     "papers/jhydrol_2005_flow_duration_curves.pdf",
