@@ -152,7 +152,6 @@ def vector_search(
 ) -> SearchResult:
     _check_query(query, limit)
     views = _views(table_name, column_name)
-    where, params = _where(views, filter)
     collections = store.collections()
     if collection not in collections and store.awaiting_vectors():  # no vector written yet
         note = f"{growth_note(store)} Meanwhile use collection='bm25' or hybrid_search."
@@ -164,8 +163,8 @@ def vector_search(
     vector = None
     if not store.is_keyword(collection):
         views = _with_vectors(views, collection)
-        where, params = _where(views, filter)
         vector = store.encoder_for(collection).encode_question(query)
+    where, params = _where(views, filter)
     size = _text_budget(limit)
 
     def ranked(wanted: int) -> list[SearchHit]:
