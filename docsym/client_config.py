@@ -48,7 +48,7 @@ class Server:
 
 def docsym_command() -> list[str]:
     """The absolute command line that starts this install's docsym: the console script it was
-    run as, else the one installed beside this interpreter, else ``python -m docsym``. Never
+    run as, else the one installed beside this interpreter, else ``python -P -m docsym``. Never
     whatever ``docsym`` comes first on PATH: that may be another install or a version
     manager's shim, which chooses a Python from the caller's environment."""
     invoked = Path(sys.argv[0])
@@ -59,8 +59,9 @@ def docsym_command() -> list[str]:
     if beside is not None:
         return [os.path.abspath(beside)]
     # The interpreter's path as it is, not resolved: a virtualenv's python is a link, and
-    # following it would leave the virtualenv.
-    return [os.path.abspath(sys.executable), "-m", "docsym"]
+    # following it would leave the virtualenv. -P: a checkout in the working directory must
+    # not shadow the installed package.
+    return [os.path.abspath(sys.executable), "-P", "-m", "docsym"]
 
 
 def serve_command(target: Path | str) -> list[str]:

@@ -3,7 +3,6 @@ server exactly as a client would (a real MCP client talking to ``docsym serve`` 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import anyio
@@ -11,6 +10,7 @@ from mcp import Client, StdioServerParameters
 from rich.console import Console
 from rich.markup import escape
 
+from docsym.client_config import serve_command
 from docsym.indexer.pipeline import index_paths
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
@@ -46,9 +46,10 @@ def run_demo(index_dir: Path) -> int:
 
 
 async def _ask(index_dir: Path) -> int:
-    server = StdioServerParameters(
-        command=sys.executable, args=["-m", "docsym", "serve", "--index", str(index_dir)]
-    )
+    # This install's own command: `python -m docsym` run from a checkout would import the
+    # checkout's docsym/ folder, which lacks the layers an install maps beneath it.
+    command = serve_command(index_dir)
+    server = StdioServerParameters(command=command[0], args=command[1:])
     async with Client(server) as client:
         tools = await client.list_tools()
         console.print(f"MCP server tools: {', '.join(t.name for t in tools.tools)}")

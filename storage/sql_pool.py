@@ -67,6 +67,7 @@ class _Worker:
         self.process = subprocess.Popen(
             [
                 sys.executable,
+                "-P",  # a checkout in the working directory must not shadow the install
                 "-m",
                 "docsym.storage.sql_worker",
                 str(root.resolve()),
