@@ -26,7 +26,6 @@ from docsym.indexer.graph import build_graph  # noqa: E402
 from docsym.indexer.pdf.parser import parse_pdf  # noqa: E402
 from docsym.indexer.summaries import summarise_document  # noqa: E402
 from docsym.indexer.views import FileFacts, build_rows  # noqa: E402
-from docsym.models.encoder import get_encoder  # noqa: E402
 from docsym.storage.backends import open_store  # noqa: E402
 from docsym.storage.schema import EntityRow, RelationRow  # noqa: E402
 from docsym.storage.store import Store  # noqa: E402
@@ -46,7 +45,6 @@ QUESTIONS = [
 
 
 def resolution_figures(corpus: Path) -> None:
-    encoder = get_encoder()
     totals = {"exact": [0, 0, 0, 0], "gradient": [0, 0, 0, 0]}  # entities, edges, comps, docs
     densities: dict[str, list[float]] = {"exact": [], "gradient": []}
     files = sorted(p for p in corpus.rglob("*.pdf") if "scanned" not in p.parts)
@@ -54,7 +52,7 @@ def resolution_figures(corpus: Path) -> None:
         parsed = parse_pdf(path)
         rows = build_rows(FileFacts("d", path, "x", 1), parsed, summarise_document(parsed))
         for mode in totals:
-            built = build_graph("d", rows, encoder.encode, encoder.dim, ResolutionSettings(mode))
+            built = build_graph("d", rows, ResolutionSettings(mode))
             graph = nx.Graph()
             graph.add_nodes_from(e.entity_id for e in built.rows.of(EntityRow))
             graph.add_edges_from((r.source_id, r.target_id) for r in built.rows.of(RelationRow))

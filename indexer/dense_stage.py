@@ -23,9 +23,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from docsym.indexer.embedding import embed_entries
+from docsym.indexer.errors import WorkerSetupError
 from docsym.indexer.progress import Beat, ReportingEncoder
 from docsym.indexer.sinks import Sink, SinkBroken
 from docsym.models.encoder import get_encoder
+from docsym.runtime.extras import MissingExtra
 from docsym.storage.schema import PoolMembers, dense_columns
 from docsym.storage.vectors import Entry
 
@@ -78,7 +80,19 @@ class DenseStage:
         """Load the encoder on the thread (once), while the main thread goes on: the pipeline
         asks at the start of a run, when the first worker starts and the second core is free."""
         if self._encoder is None:
-            self._encoder = self._thread.submit(get_encoder, *self._load)
+            self._encoder = self._thread.submit(lambda: get_encoder(*self._load).load())
+
+    def ready(self) -> None:
+        """Wait for the encoder (loading since the run began, so this rarely waits). A model it
+        cannot load would fail every document's vectors: the run stops before writing any."""
+        if self._encoder is None:
+            return
+        try:
+            self._encoder.result()
+        except MissingExtra:
+            raise
+        except Exception as exc:
+            raise WorkerSetupError(f"the embedding model cannot be loaded: {exc}") from exc
 
     def add(self, doc_id: str) -> None:
         self.load()

@@ -1,4 +1,4 @@
-"""Why indexing could not go on: a file that cannot be parsed, or workers that cannot start."""
+"""Why indexing could not go on: a file that cannot be parsed, or a run that cannot start."""
 
 
 class ParseError(Exception):
@@ -6,5 +6,6 @@ class ParseError(Exception):
 
 
 class WorkerSetupError(RuntimeError):
-    """A worker could not set up what every file needs (the model, the parsers): no file can be
-    indexed, so the run stops with the reason (an unsupported model, a missing package)."""
+    """The run could not set up what every file needs (the embedding model, a worker's parsers):
+    no file can be indexed, so the run stops with the reason (an unsupported model, a missing
+    package)."""

@@ -16,14 +16,11 @@ node, with the number of mentions there).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations
 
-import numpy as np
-
 from docsym.indexer.entities import Mention, ProperNouns, explicit_relations, extract_mentions
-from docsym.indexer.entity_resolution import FUZZY_KINDS, ResolutionSettings, Resolver
+from docsym.indexer.entity_resolution import ResolutionSettings, Resolver
 from docsym.language.sentences import split_sentences
 from docsym.storage import ids as id_of
 from docsym.storage.rows import DocumentRows
@@ -38,8 +35,6 @@ from docsym.storage.schema import (
     TableRow,
     TreeNodeRow,
 )
-
-Encode = Callable[[list[str]], np.ndarray]
 
 MAX_PER_SENTENCE = 8  # co-occurrence pairs come from the first 8 entities of a sentence
 MAX_EVIDENCE_NODES = 20
@@ -64,8 +59,6 @@ class GraphBuild:
 def build_graph(
     doc_id: str,
     rows: DocumentRows,
-    encode: Encode,
-    dim: int,
     settings: ResolutionSettings | None = None,
 ) -> GraphBuild:
     """Entities, relations and GT-links of one document from its view rows and tree nodes."""
@@ -75,12 +68,7 @@ def build_graph(
     found = [
         [extract_mentions(s, proper, authors) for s in sentences] for _, _, sentences, _ in units
     ]
-    fuzzy = sorted(
-        {m.name for node in found for ms in node for m in ms if m.kind in FUZZY_KINDS}
-        | {m.alias for node in found for ms in node for m in ms if m.alias}
-    )
-    vectors = dict(zip(fuzzy, encode(fuzzy), strict=True)) if fuzzy else {}
-    builder = _Builder(doc_id, Resolver(vectors, dim, settings or ResolutionSettings()))
+    builder = _Builder(doc_id, Resolver(settings or ResolutionSettings()))
     for (node, kind, sentences, extra), node_mentions in zip(units, found, strict=True):
         for sentence, mentions in zip(sentences, node_mentions, strict=True):
             builder.sentence(node, kind, sentence, mentions)

@@ -103,8 +103,9 @@ def index_paths(
     report = IndexReport()
     found = discover(paths, follow_links=follow_links)
     report.skipped.extend(found.skipped)
-    setup = _setup(model_name, ocr, target, workers)
-    sink = open_sink(target, setup.model_name or get_settings().model)
+    setup = _setup(ocr, target, workers)
+    model_name = model_name or get_settings().model
+    sink = open_sink(target, model_name)
     failed = True
     dense: DenseStage | None = None
     try:
@@ -115,7 +116,7 @@ def index_paths(
         progress.start(len(plans))
         meter = PageMeter({str(plan.path): _size(plan.path) for plan in plans})
         told = _DenseProgress(progress, meter)
-        dense = DenseStage(sink, setup.model_name, get_settings().encoder_threads, told)
+        dense = DenseStage(sink, model_name, get_settings().encoder_threads, told)
         if vectors and plans:
             dense.load()
         if vectors:
@@ -133,6 +134,7 @@ def index_paths(
                 else _in_workers(taken, stack, setup, workers, _waiting(sink, dense), steps)
             )
             for prepared in ready:
+                dense.ready()
                 if _write(prepared, sink, report) and vectors:
                     told.files[prepared.plan.doc_id] = (str(prepared.plan.path), prepared.pages)
                     meter.written(str(prepared.plan.path), prepared.pages)
@@ -168,15 +170,13 @@ def index_paths(
     return report
 
 
-def _setup(model_name: str | None, ocr: OcrMode | None, target: Path | str, workers: int):
+def _setup(ocr: OcrMode | None, target: Path | str, workers: int) -> WorkerSetup:
     """What each worker is given: the cores are shared among the workers, and a worker starts
     as many OCR processes as its file's memory budget holds (each takes ~750 MB)."""
     settings = get_settings()
     workers = max(1, workers)
     cores = max(1, (os.cpu_count() or 1) // workers)
     return WorkerSetup(
-        model_name=model_name or settings.model,
-        encoder_threads=max(1, settings.encoder_threads // workers),
         ocr=ocr or settings.ocr,
         ocr_cache=ocr_cache_path(target),
         ocr_processes=settings.ocr_workers

@@ -45,8 +45,6 @@ class Prepared:
 class WorkerSetup:
     """What a worker process needs to prepare files: sent to it when it starts."""
 
-    model_name: str | None
-    encoder_threads: int
     ocr: OcrMode
     ocr_cache: Path
     ocr_processes: int

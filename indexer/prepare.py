@@ -23,10 +23,9 @@ from docsym.indexer.ocr.pages import OcrRun
 from docsym.indexer.ocr.pool import OcrCache, OcrPool
 from docsym.indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
 from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
-from docsym.indexer.progress import Beat, PagesRead, ReportingEncoder, ReportingSummariser
+from docsym.indexer.progress import Beat, PagesRead, ReportingSummariser
 from docsym.indexer.summaries import LlmSummariser, summarise_document, summariser_from_settings
 from docsym.indexer.views import FileFacts, build_rows
-from docsym.models.encoder import Encoder, get_encoder
 from docsym.runtime.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -37,21 +36,17 @@ READS = 3
 
 @dataclass
 class WorkerState:
-    """A worker's tools, made once: the encoder, the OCR pool, the LLM summariser, the limits."""
+    """A worker's tools, made once: the OCR pool, the LLM summariser, the limits."""
 
-    encoder: Encoder
     reading: OcrRun
     llm: LlmSummariser | None
     limits: FileLimits
 
 
 def start_worker_state(setup: WorkerSetup) -> WorkerState:
-    """Load what preparing files needs (the embedding model first: it is the largest part)."""
-    encoder = get_encoder(setup.model_name, setup.encoder_threads)
-    encoder.encode(["warm up"])  # load the model now, before the process caps its memory
+    """Load what preparing files needs."""
     pool = OcrPool(setup.ocr_processes, OcrCache(setup.ocr_cache))
     return WorkerState(
-        encoder,
         OcrRun(pool, setup.ocr),
         summariser_from_settings(get_settings()),
         setup.limits,
@@ -140,13 +135,12 @@ def _finish(
     plan: FilePlan, parsed: ParsedDocument, state: WorkerState, seconds: dict, beat: Beat
 ) -> Prepared:
     facts = FileFacts(plan.doc_id, plan.path, plan.sha256, plan.path.stat().st_size)
-    encoder = ReportingEncoder(state.encoder, beat)
     llm = ReportingSummariser(state.llm, beat) if state.llm is not None else None
     with _stage(seconds, "summaries", beat):
         summaries = summarise_document(parsed, llm=llm)
         views = build_rows(facts, parsed, summaries)
     with _stage(seconds, "graph", beat):
-        graph = build_graph(plan.doc_id, views, encoder.encode, encoder.dim)
+        graph = build_graph(plan.doc_id, views)
         rows = views.merged(graph.rows)
     return Prepared(
         plan,

@@ -52,12 +52,11 @@ from docsym.runtime.process_limits import (
 log = logging.getLogger(__name__)
 
 # A worker holding this much more than when it was ready, after a file (and after giving
-# freed memory back), is replaced: the encoder's arena and a fragmented heap keep what a large
-# document used (the 10-K leaves a worker 300 MB larger), which would sit beside the next
-# file's OCR processes. A new worker costs ~2 s, paid after large documents only.
+# freed memory back), is replaced: a fragmented heap keeps what a large document used, which
+# would sit beside the next file's OCR processes. A new worker costs ~1 s, paid after large
+# documents only.
 RECYCLE_MB = 256
-# How long a worker may take to start (imports, the embedding model; the model's one-time ONNX
-# export on a new machine takes longest).
+# How long a worker may take to start (imports; a loaded machine's cold disk takes longest).
 START_SECONDS = 600.0
 # How often the waiting loop wakes to check deadlines and let the writer publish.
 TICK_SECONDS = 1.0

@@ -88,6 +88,11 @@ class Encoder:
         getter = getattr(impl, "get_embedding_dimension", None)  # renamed in ST 5
         return int(getter() if getter else impl.get_sentence_embedding_dimension())
 
+    def load(self) -> Encoder:
+        """Load the model now, rather than on first use; raises what loading it raises."""
+        self._load()
+        return self
+
     def _load(self):
         with self._lock:
             if self._impl is None:

@@ -174,7 +174,7 @@ def test_a_file_rewritten_after_planning_is_indexed_under_its_new_content(tmp_pa
     old = sha256_of(path)
     plan = FilePlan(path, old, doc_id_for(old), [], is_update=False)
     write_control(path, "The second version talks about quokkas instead.")
-    setup = WorkerSetup(None, 1, "off", tmp_path / "ocr.sqlite", 1, FileLimits.from_settings())
+    setup = WorkerSetup("off", tmp_path / "ocr.sqlite", 1, FileLimits.from_settings())
     prepared = prepare(plan, start_worker_state(setup))
     assert prepared.failure is None
     assert prepared.plan.sha256 == sha256_of(path) != old
