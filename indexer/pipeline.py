@@ -104,11 +104,15 @@ def index_paths(
     found = discover(paths, follow_links=follow_links)
     report.skipped.extend(found.skipped)
     setup = _setup(ocr, target, workers)
+    pool = None if dask or not found.files else WorkerPool(workers, setup, budget_from_settings())
+    if pool is not None:
+        pool.start_one()
     model_name = model_name or get_settings().model
-    sink = open_sink(target, model_name)
     failed = True
     dense: DenseStage | None = None
+    sink: Sink | None = None
     try:
+        sink = open_sink(target, model_name)
         stale = sink.stale()
         if sink.needs_reindex:
             stale |= sink.reindex_doc_ids()
@@ -128,11 +132,11 @@ def index_paths(
             claims = _Claims(sink, stack)
             taken = _announced(claims.take(_in_order(plans, workers)), progress)
             steps = _Steps(progress, meter)
-            ready = (
-                _on_dask(taken, stack, setup, workers, dask)
-                if dask
-                else _in_workers(taken, stack, setup, workers, _waiting(sink, dense), steps)
-            )
+            if pool is None:
+                ready = _on_dask(taken, stack, setup, workers, dask) if dask else iter(())
+            else:
+                pool.on_step = steps
+                ready = pool.prepare_all(taken, while_waiting=_waiting(sink, dense))
             for prepared in ready:
                 dense.ready()
                 if _write(prepared, sink, report) and vectors:
@@ -153,6 +157,8 @@ def index_paths(
             for plan in claims.done:
                 report.unchanged.append(readable(plan.path))
                 _finished(progress, meter, plan.path, 0)
+        if pool is not None:
+            pool.close()  # idle from here: its memory goes back before the vectors are encoded
         sink.waiting(0)
         if prune:
             _prune(sink, report)
@@ -163,9 +169,12 @@ def index_paths(
             sink.reindex_done()
         failed = False
     finally:
+        if pool is not None:
+            pool.close()
         if dense is not None:
             dense.close()
-        sink.close(failed)
+        if sink is not None:
+            sink.close(failed)
     report.elapsed = time.perf_counter() - started
     return report
 
@@ -245,19 +254,6 @@ class _Steps:
             self.progress.ocr_page(plan.path, step.done, step.total)
         self.meter.step(str(plan.path), step.what, step.done, step.total)
         self.progress.pages(self.meter.count())
-
-
-def _in_workers(
-    plans: Iterable[FilePlan],
-    stack: ExitStack,
-    setup: WorkerSetup,
-    workers: int,
-    while_waiting: Callable[[], None],
-    on_step: _Steps,
-) -> Iterator[Prepared]:
-    pool = WorkerPool(workers, setup, budget_from_settings(), on_step)
-    stack.callback(pool.close)
-    return pool.prepare_all(plans, while_waiting=while_waiting)
 
 
 def _waiting(sink: Sink, dense: DenseStage) -> Callable[[], None]:

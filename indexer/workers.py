@@ -183,6 +183,12 @@ class WorkerPool:
         self._workers: list[_Worker] = []
         self._context = multiprocessing.get_context("spawn")  # no forked ONNX Runtime threads
 
+    def start_one(self) -> None:
+        """Start a worker now, before there is a plan for it: its imports (~0.5 s) then overlap
+        the caller's opening of the store and planning."""
+        if len(self._workers) < self.size:
+            self._start()
+
     def prepare_all(
         self, plans: Iterable[FilePlan], while_waiting: Callable[[], None] = lambda: None
     ) -> Iterator[Prepared]:
