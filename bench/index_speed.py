@@ -10,8 +10,8 @@ whole run, vectors included.
 Defaults to the Multi-LexSum paper (37 text-dense pages), the 13-page SPECTER paper and the
 307-page Uber 10-K from ../shared/corpus. Each file is indexed into a fresh index by a fresh
 process, as ``docsym index`` would (OCR off, the encoder's settings from the environment), and
-the run report's stage times are printed: start-up (imports and model load before the first
-page), parse, summaries and views, graph (entity resolution encodes entity names), encode (the
+the run report's stage times are printed: start-up (the process's imports before the run
+begins), parse, summaries and views, graph (entities and their resolution), encode (the
 vector-store entries), write. Then ``pymupdf4llm.to_markdown`` converts the same file in a fresh
 process of its own, OCR off as docsym's run is (its OCR of a page of the SPECTER paper fails
 inside pymupdf4llm, and OCR time is not what is compared). "srch x" is the searchable time
