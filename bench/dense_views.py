@@ -4,7 +4,8 @@
 
 Prints, for every encodable view, its entries and characters in the vector file and its share of
 what is encoded (encoding time follows the characters: word pieces are about a quarter of them);
-page text and section content are pooled from their chunks' vectors and cost no encoding.
+page text and section content are pooled from their chunks' vectors and cost no encoding, and
+views searched by keyword only (``Col.dense`` false) are encoded not at all ("none").
 Then, over the questions you can read pooled (``../shared/dev-qa/qa.jsonl``,
 ``bench/qa/docsym_qa.jsonl`` and each leaf of ``bench/qa/multihop.jsonl``), hybrid_search's
 R@1, R@5 and MRR with every dense entry, and again without the dense entries of each of
@@ -130,12 +131,14 @@ def main() -> None:
     args = parser.parse_args()
     store = open_store(args.index)
     found = costs(store)
-    total = sum(chars for view, (_, chars) in found.items() if view not in POOLED) or 1
+    encoded = dense_columns() - POOLED
+    total = sum(chars for view, (_, chars) in found.items() if view in encoded) or 1
     print("| view | in hybrid | entries | characters | share of encoding |")
     print("|---|---|---|---|---|")
     for view, (n, chars) in sorted(found.items(), key=lambda kv: -kv[1][1]):
         default = "yes" if view in DEFAULT_VIEWS else "no"
-        share = "pooled" if view in POOLED else f"{chars / total:.1%}"
+        share = "pooled" if view in POOLED else "none" if view not in encoded else ""
+        share = share or f"{chars / total:.1%}"
         print(f"| {'.'.join(view)} | {default} | {n:,} | {chars:,} | {share} |")
     items = questions(REPO)
     print(f"\n{len(items)} questions pooled\n")
