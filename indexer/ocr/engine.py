@@ -47,17 +47,19 @@ TALL = 1.5
 UNCLIP_RATIO = 1.3
 # The recogniser reads a line scaled to REC_HEIGHT pixels and squeezed across to this share of
 # its width: its cost grows with the width, and at 150 dpi a line is enlarged ~2.2 times to that
-# height, wider than the model needs. It emits a letter or a blank every 8 pixels of width
-# of input; squeezed too far it runs out of steps and merges letters (against the unsqueezed
-# reading of 543 lines: 0.16% of characters differ at 0.8, 0.33% at 0.6, 0.9% at 0.5, 3.9% at
-# 0.45; recognition CPU 7.5 s a page at 1.0, 5.0 at 0.6).
-REC_SQUEEZE = 0.6
+# height, wider than the model needs. It emits a letter or a blank every 8 pixels of its input;
+# squeezed too far it has too few of those for the letters and misreads (543 lines against their
+# unsqueezed reading: 0.16% of characters differ at 0.8, 0.33% at 0.6, 0.9% at 0.5, 3.9% at
+# 0.45). The bench's 20 pages at 150 dpi, one process, int8: word recall 0.983 and 5.4 s of CPU a
+# page unsqueezed, 0.983 and 4.3 s at 0.7; at 0.6 in float recall fell by 0.5 points.
+REC_SQUEEZE = 0.7
 REC_HEIGHT = 48
 # The recogniser pads a shorter line's input to this width (its training inputs' width).
 REC_MIN_WIDTH = 320
-# A squeezed line read with more letters per step than this (the page's lines: 0.63 on median at
-# 0.6, letters merge past ~0.8) is set tighter than usual, and read again unsqueezed.
-MAX_LETTERS_PER_STEP = 0.75
+# A line read squeezed with less confidence than this is read again unsqueezed: print set
+# tighter than usual comes out as a few letters and blanks at ~0.4 (condensed to 0.8 of its
+# width: 0.51), a 150-dpi page's lines at ~0.99; 0.9% of their width is read twice.
+SURE_SQUEEZED = 0.9
 # A ruled line is at most this many pixels thick (a heavier bar is a shaded block or a photo).
 RULE_THICKNESS = 6
 # ... and at least this many text lines long.
@@ -139,13 +141,20 @@ def _engine() -> _Stages:
     return _Stages(engine._load_det_model(), engine._load_cls_model(), engine._load_rec_model())
 
 
+def rec_model() -> Path:
+    """The recogniser's int8 model, written on first use on this machine (~10 s of CPU)."""
+    source = Path(str(files("rapidocr") / "models" / MODELS["Rec"]))
+    # Calibrated on lines prepared as they are read: another squeeze, another file.
+    return int8_model(source, get_settings().cache.expanduser(), _rec_input, f"{REC_SQUEEZE:g}")
+
+
 def _params() -> dict[str, object]:
     models = files("rapidocr") / "models"
     paths = {stage: Path(str(models / name)) for stage, name in MODELS.items()}
-    # Recognition is ~80% of a page's time; with int8 convolutions it takes 45% less (150 dpi:
-    # 5.0 -> 2.8 s of CPU a page; 0.42% of characters read otherwise than in float, against
-    # 0.33% for the squeeze alone).
-    paths["Rec"] = int8_model(paths["Rec"], get_settings().cache.expanduser(), _rec_input)
+    # Recognition is ~80% of a page's time; int8 convolutions and matrix products take ~45% off
+    # it (the bench's 20 pages at 150 dpi, unsqueezed, one process: 8.3 -> 5.4 s of CPU a page,
+    # word recall 0.986 -> 0.983).
+    paths["Rec"] = rec_model()
     return {
         # A path for every model: RapidOCR only looks a model up (and may fetch it) without one.
         **{f"{stage}.model_path": str(path) for stage, path in paths.items()},
@@ -239,11 +248,12 @@ def _read(crops: list[np.ndarray]) -> list[tuple[str, float, WordInfo]]:
     """Each crop's text, confidence, and where along the line each letter was read (in steps
     across the crop, whatever width the recogniser read it at)."""
     results = _run_rec([_fit(crop, REC_SQUEEZE) for crop in crops])
-    dense = [i for i, (text, _, info) in enumerate(results) if _too_dense(text, info)]
-    if dense:
-        again = _run_rec([_fit(crops[i], 1.0) for i in dense])
-        for i, result in zip(dense, again, strict=True):
-            results[i] = result
+    unsure = [i for i, (_, score, _) in enumerate(results) if score < SURE_SQUEEZED]
+    if unsure:
+        again = _run_rec([_fit(crops[i], 1.0) for i in unsure])
+        for i, result in zip(unsure, again, strict=True):
+            if result[1] > results[i][1]:
+                results[i] = result
     return results
 
 
@@ -260,10 +270,6 @@ def _rec_input(crop: np.ndarray) -> np.ndarray:
     batch = np.zeros((1, 3, REC_HEIGHT, max(REC_MIN_WIDTH, fitted.shape[1])), dtype=np.float32)
     batch[0, :, :, : fitted.shape[1]] = fitted.transpose(2, 0, 1) / 127.5 - 1.0
     return batch
-
-
-def _too_dense(text: str, info: WordInfo) -> bool:
-    return bool(info.line_txt_len) and len(text) > MAX_LETTERS_PER_STEP * info.line_txt_len
 
 
 def _run_rec(crops: list[np.ndarray]) -> list[tuple[str, float, WordInfo]]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
-# Raised when the quantised file would come out differently (calibration, options).
+# Raised when the quantised file would come out differently (calibration print, options).
 INT8_REVISION = 1
 # Calibration print: the recogniser's crops of 150-dpi lines are 18-26 pixels tall.
 FONTS = ("tiro", "helv", "cour", "tibo")
@@ -30,19 +30,23 @@ CALIBRATION_TEXT = (
 )
 
 
-def int8_model(source: Path, cache_dir: Path, prepare: Callable[[np.ndarray], np.ndarray]) -> Path:
+def int8_model(
+    source: Path, cache_dir: Path, prepare: Callable[[np.ndarray], np.ndarray], variant: str
+) -> Path:
     """Path of ``source`` quantised to int8, written on first use. ``prepare`` turns a line's
-    gray-on-white BGR crop into the recogniser's input batch of one."""
-    target = cache_dir / f"{source.stem}-{_cache_key(source)}-int8.onnx"
+    gray-on-white BGR crop into the recogniser's input batch of one; ``variant`` names how, so
+    that another preparation gets its own file."""
+    target = cache_dir / f"{source.stem}-{_cache_key(source, variant)}-int8.onnx"
     if not target.exists():
         cache_dir.mkdir(parents=True, exist_ok=True)
         _atomic(lambda tmp: _quantise(source, tmp, prepare), target)
     return target
 
 
-def _cache_key(source: Path) -> str:
+def _cache_key(source: Path, variant: str) -> str:
     stat = source.stat()
-    key = f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{ort.__version__}|{INT8_REVISION}"
+    key = f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{ort.__version__}|{variant}"
+    key += f"|{INT8_REVISION}"
     return hashlib.sha1(key.encode()).hexdigest()[:12]
 
 
