@@ -129,14 +129,19 @@ def test_a_large_page_image_is_scaled_down_to_find_its_lines(original, tmp_path,
 
 def _line_reading(crop: np.ndarray) -> tuple[str, float, WordInfo]:
     """A stand-in recogniser's reading of a uniform crop: gray 100 is a line of usual print,
-    read surely at any width; gray 200 one set so tight that only its unsqueezed width reads."""
+    read surely at any width; gray 200 and 150 lines set so tight that only their unsqueezed
+    width reads, squeezed read unsurely (200) or surely, a letter on nearly every step (150)."""
     if crop[0, 0, 0] == 100:
         return "usual", 0.99, WordInfo()
-    unsqueezed = crop.shape[1] == round(480 * engine_module.REC_HEIGHT / 24)
-    return ("tight", 0.95, WordInfo()) if unsqueezed else ("t  i", 0.4, WordInfo())
+    if crop.shape[1] == round(480 * engine_module.REC_HEIGHT / 24):  # unsqueezed
+        return "tight", 0.95, WordInfo()
+    steps = crop.shape[1] / 8  # a letter or a blank every 8 pixels, as the model reads
+    if crop[0, 0, 0] == 150:
+        return "x" * round(0.9 * steps), 0.99, WordInfo(line_txt_len=steps)
+    return "t  i", 0.4, WordInfo()
 
 
-def test_a_line_read_unsurely_squeezed_is_read_again_unsqueezed(monkeypatch):
+def test_a_line_misread_squeezed_is_read_again_unsqueezed(monkeypatch):
     widths: list[list[int]] = []
 
     def recognise(crops: list[np.ndarray]) -> list[tuple[str, float, WordInfo]]:
@@ -144,22 +149,24 @@ def test_a_line_read_unsurely_squeezed_is_read_again_unsqueezed(monkeypatch):
         return [_line_reading(crop) for crop in crops]
 
     monkeypatch.setattr(engine_module, "_run_rec", recognise)
-    usual, tight = (np.full((24, 480, 3), gray, dtype=np.uint8) for gray in (100, 200))
-    read = [text for text, _, _ in engine_module._read([usual, tight])]
+    lines = [np.full((24, 480, 3), gray, dtype=np.uint8) for gray in (100, 200, 150)]
+    read = [text for text, _, _ in engine_module._read(lines)]
     full = round(480 * engine_module.REC_HEIGHT / 24)
-    assert widths == [[round(full * REC_SQUEEZE)] * 2, [full]]  # only the tight line again
-    assert read == ["usual", "tight"]
+    assert widths == [[round(full * REC_SQUEEZE)] * 3, [full] * 2]  # the tight lines again
+    assert read == ["usual", "tight", "tight"]
 
 
-def test_condensed_print_is_read_letter_for_letter(original):
-    """Print narrower than the recogniser reads squeezed (the page's lines at 0.55 of their
-    width) still reads whole words: such lines are read again at full width."""
+def test_condensed_print_reads_squeezed_as_it_reads_unsqueezed(original, monkeypatch):
+    """Print narrower than usual (here 0.6 of its width) leaves the squeezed reading too few
+    steps for its letters: such lines are read again unsqueezed, and read as they would be."""
     page = pymupdf.open(original)[0]
     pix = page.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY, alpha=False)
     gray = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.h, pix.stride)[:, : pix.w]
-    condensed = cv2.resize(gray, (round(pix.w * 0.55), pix.h), interpolation=cv2.INTER_AREA)
-    page_ocr = read_image(condensed, page.rect.height / pix.h)
-    assert _recall(" ".join(line.text for line in page_ocr.lines), HEADING + " " + BODY) >= 0.95
+    condensed = cv2.resize(gray, (round(pix.w * 0.6), pix.h), interpolation=cv2.INTER_AREA)
+    squeezed = [line.text for line in read_image(condensed, 1.0).lines]
+    monkeypatch.setattr(engine_module, "REC_SQUEEZE", 1.0)
+    assert squeezed == [line.text for line in read_image(condensed, 1.0).lines]
+    assert _recall(" ".join(squeezed), HEADING + " " + BODY) >= 0.9
 
 
 def test_the_int8_recogniser_is_written_once_with_its_alphabet(tmp_path, settings):

@@ -56,10 +56,13 @@ REC_SQUEEZE = 0.7
 REC_HEIGHT = 48
 # The recogniser pads a shorter line's input to this width (its training inputs' width).
 REC_MIN_WIDTH = 320
-# A line read squeezed with less confidence than this is read again unsqueezed: print set
-# tighter than usual comes out as a few letters and blanks at ~0.4 (condensed to 0.8 of its
-# width: 0.51), a 150-dpi page's lines at ~0.99; 0.9% of their width is read twice.
+# Print set tighter than usual (a condensed font) misreads squeezed in one of two ways, and is
+# read again unsqueezed: as a few letters and blanks, with less confidence than SURE_SQUEEZED
+# (~0.4; a 150-dpi page's lines ~0.99, 0.9% of their width is read twice), or sure but with
+# letters left out, more than MAX_LETTERS_PER_STEP a step of 8 pixels (the bench's lines: 0.54
+# on median at 0.7, at most 0.73; print condensed to 0.55: 0.97).
 SURE_SQUEEZED = 0.9
+MAX_LETTERS_PER_STEP = 0.8
 # A ruled line is at most this many pixels thick (a heavier bar is a shaded block or a photo).
 RULE_THICKNESS = 6
 # ... and at least this many text lines long.
@@ -248,12 +251,11 @@ def _read(crops: list[np.ndarray]) -> list[tuple[str, float, WordInfo]]:
     """Each crop's text, confidence, and where along the line each letter was read (in steps
     across the crop, whatever width the recogniser read it at)."""
     results = _run_rec([_fit(crop, REC_SQUEEZE) for crop in crops])
-    unsure = [i for i, (_, score, _) in enumerate(results) if score < SURE_SQUEEZED]
+    unsure = [i for i, result in enumerate(results) if _misread(*result)]
     if unsure:
         again = _run_rec([_fit(crops[i], 1.0) for i in unsure])
         for i, result in zip(unsure, again, strict=True):
-            if result[1] > results[i][1]:
-                results[i] = result
+            results[i] = result
     return results
 
 
@@ -270,6 +272,12 @@ def _rec_input(crop: np.ndarray) -> np.ndarray:
     batch = np.zeros((1, 3, REC_HEIGHT, max(REC_MIN_WIDTH, fitted.shape[1])), dtype=np.float32)
     batch[0, :, :, : fitted.shape[1]] = fitted.transpose(2, 0, 1) / 127.5 - 1.0
     return batch
+
+
+def _misread(text: str, score: float, info: WordInfo) -> bool:
+    """Whether a squeezed reading may have lost letters."""
+    crowded = bool(info.line_txt_len) and len(text) > MAX_LETTERS_PER_STEP * info.line_txt_len
+    return score < SURE_SQUEEZED or crowded
 
 
 def _run_rec(crops: list[np.ndarray]) -> list[tuple[str, float, WordInfo]]:
