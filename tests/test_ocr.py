@@ -156,6 +156,11 @@ def test_a_line_misread_squeezed_is_read_again_unsqueezed(monkeypatch):
     assert read == ["usual", "tight", "tight"]
 
 
+def test_full_width_marks_among_latin_letters_read_as_ascii() -> None:
+    assert engine_module._narrow_marks("77.2%\uff0c n=4 \uff08a\uff09") == "77.2%, n=4 (a)"
+    assert engine_module._narrow_marks("\u6587\u672c\uff0c\u5b57") == "\u6587\u672c\uff0c\u5b57"
+
+
 def test_condensed_print_reads_squeezed_as_it_reads_unsqueezed(original, monkeypatch):
     """Print narrower than usual (here 0.6 of its width) leaves the squeezed reading too few
     steps for its letters: such lines are read again unsqueezed, and read as they would be."""

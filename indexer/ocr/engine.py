@@ -6,7 +6,8 @@ degree line classifier inside its ``rapidocr`` wheel; they run on ONNX Runtime a
 from the installed package by path, so nothing is downloaded. Around them this module adds what a
 page of a scanned document needs: the page's orientation (a page scanned sideways or upside down
 is turned before recognition) and its skew (a page scanned a few degrees off is straightened), and
-boxes mapped back to the page as docsym shows it.
+boxes mapped back to the page as docsym shows it. The recogniser, ~80% of a page's time, runs
+with int8 weights (``int8.py``) and reads each line squeezed across (REC_SQUEEZE).
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ UNCLIP_RATIO = 1.3
 # squeezed too far it has too few of those for the letters and misreads (543 lines against their
 # unsqueezed reading: 0.16% of characters differ at 0.8, 0.33% at 0.6, 0.9% at 0.5, 3.9% at
 # 0.45). The bench's 20 pages at 150 dpi, one process, int8: word recall 0.983 and 5.4 s of CPU a
-# page unsqueezed, 0.983 and 4.3 s at 0.7; at 0.6 in float recall fell by 0.5 points.
-REC_SQUEEZE = 0.7
+# page unsqueezed, 0.983 and 4.3 s at 0.7; at 0.6 in float recall fell by 0.5 points. At 0.7 in
+# int8 a scanned table's shaded head read "Samplesa" and a comma as a Chinese one: 0.8.
+REC_SQUEEZE = 0.8
 REC_HEIGHT = 48
 # The recogniser pads a shorter line's input to this width (its training inputs' width).
 REC_MIN_WIDTH = 320
@@ -63,6 +65,8 @@ REC_MIN_WIDTH = 320
 # on median at 0.7, at most 0.73; print condensed to 0.55: 0.97).
 SURE_SQUEEZED = 0.9
 MAX_LETTERS_PER_STEP = 0.8
+# A full-width form (U+FF01-FF5E) lies this far above its ASCII character.
+FULL_WIDTH_OFFSET = 0xFEE0
 # A ruled line is at most this many pixels thick (a heavier bar is a shaded block or a photo).
 RULE_THICKNESS = 6
 # ... and at least this many text lines long.
@@ -235,9 +239,22 @@ def _recognise(image: np.ndarray, boxes: list[np.ndarray]) -> list[tuple[str, fl
             if other[1] > results[i][1]:
                 results[i], turned[i] = other, crops[i]
     return [
-        (_respace(crop, text, info), score)
+        (_respace(crop, _narrow_marks(text), info), score)
         for crop, (text, score, info) in zip(turned, results, strict=True)
     ]
+
+
+def _narrow_marks(text: str) -> str:
+    """Full-width punctuation (the Chinese comma, colon, brackets) read between letters that are
+    not Chinese or Japanese, as the ASCII mark it stands for: the multilingual recogniser reads
+    a Latin comma after "%" as a Chinese one now and then (more often in int8, squeezed)."""
+    marks = list(text)
+    for i, ch in enumerate(marks):
+        if "\uff01" <= ch <= "\uff5e" and not ch.isalnum():
+            near = text[:i].rstrip()[-1:] + text[i + 1 :].lstrip()[:1]
+            if not any(_wide(other) for other in near):
+                marks[i] = chr(ord(ch) - FULL_WIDTH_OFFSET)
+    return "".join(marks)
 
 
 def _crops(image: np.ndarray, boxes: list[np.ndarray]) -> list[np.ndarray]:
