@@ -37,7 +37,7 @@ def quantize_int8(source: Path, target: Path) -> None:
 
     # Per-tensor scales lose too much (mean cosine 0.956 to fp32); per-channel scales on the
     # MatMuls only (the fused Attention keeps fp32 weights) give 0.994.
-    with _root_logger_quiet():
+    with quiet_root_logger():
         quantize_dynamic(
             str(source),
             str(target),
@@ -50,7 +50,7 @@ def quantize_int8(source: Path, target: Path) -> None:
 
 
 @contextmanager
-def _root_logger_quiet() -> Iterator[None]:
+def quiet_root_logger() -> Iterator[None]:
     """The quantiser logs advice on the root logger ("consider pre-processing", measured and
     not needed here), which would print on a user's terminal and, as the root logger's first
     record, leave a stderr handler on it; a handler of its own at ERROR keeps both away."""

@@ -11,12 +11,24 @@ from pathlib import Path
 import cv2
 import duckdb
 import numpy as np
+import onnx
 import pymupdf
 import pytest
+from rapidocr.ch_ppocr_rec.typings import WordInfo
 
 from docsym.indexer.model import Table
+from docsym.indexer.ocr import engine as engine_module
 from docsym.indexer.ocr import pool as pool_module
-from docsym.indexer.ocr.engine import MODELS, OcrLine, PageOcr, _ruled_lines, engine_version
+from docsym.indexer.ocr.engine import (
+    MODELS,
+    REC_SQUEEZE,
+    OcrLine,
+    PageOcr,
+    _ruled_lines,
+    engine_version,
+    read_image,
+    rec_model,
+)
 from docsym.indexer.ocr.need import needs_ocr
 from docsym.indexer.ocr.pages import OcrRun
 from docsym.indexer.ocr.pool import OcrCache, OcrPool, PageImage
@@ -113,6 +125,63 @@ def test_a_large_page_image_is_scaled_down_to_find_its_lines(original, tmp_path,
     first = parsed.sentences[0]  # boxes are on the full page, not the scaled-down one
     truth = _truth_box(original, "The river gauge")
     assert abs(first.bbox[0] - truth.x0) < 3 and abs(first.bbox[1] - truth.y0) < 4
+
+
+def _line_reading(crop: np.ndarray) -> tuple[str, float, WordInfo]:
+    """A stand-in recogniser's reading of a uniform crop: gray 100 is a line of usual print,
+    read surely at any width; gray 200 and 150 lines set so tight that only their unsqueezed
+    width reads, squeezed read unsurely (200) or surely, a letter on nearly every step (150)."""
+    if crop[0, 0, 0] == 100:
+        return "usual", 0.99, WordInfo()
+    if crop.shape[1] == round(480 * engine_module.REC_HEIGHT / 24):  # unsqueezed
+        return "tight", 0.95, WordInfo()
+    steps = crop.shape[1] / 8  # a letter or a blank every 8 pixels, as the model reads
+    if crop[0, 0, 0] == 150:
+        return "x" * round(0.9 * steps), 0.99, WordInfo(line_txt_len=steps)
+    return "t  i", 0.4, WordInfo()
+
+
+def test_a_line_misread_squeezed_is_read_again_unsqueezed(monkeypatch):
+    widths: list[list[int]] = []
+
+    def recognise(crops: list[np.ndarray]) -> list[tuple[str, float, WordInfo]]:
+        widths.append([crop.shape[1] for crop in crops])
+        return [_line_reading(crop) for crop in crops]
+
+    monkeypatch.setattr(engine_module, "_run_rec", recognise)
+    lines = [np.full((24, 480, 3), gray, dtype=np.uint8) for gray in (100, 200, 150)]
+    read = [text for text, _, _ in engine_module._read(lines)]
+    full = round(480 * engine_module.REC_HEIGHT / 24)
+    assert widths == [[round(full * REC_SQUEEZE)] * 3, [full] * 2]  # the tight lines again
+    assert read == ["usual", "tight", "tight"]
+
+
+def test_full_width_marks_among_latin_letters_read_as_ascii() -> None:
+    assert engine_module._narrow_marks("77.2%\uff0c n=4 \uff08a\uff09") == "77.2%, n=4 (a)"
+    assert engine_module._narrow_marks("\u6587\u672c\uff0c\u5b57") == "\u6587\u672c\uff0c\u5b57"
+
+
+def test_condensed_print_reads_squeezed_as_it_reads_unsqueezed(original, monkeypatch):
+    """Print narrower than usual (here 0.6 of its width) leaves the squeezed reading too few
+    steps for its letters: such lines are read again unsqueezed, and read as they would be."""
+    page = pymupdf.open(original)[0]
+    pix = page.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY, alpha=False)
+    gray = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.h, pix.stride)[:, : pix.w]
+    condensed = cv2.resize(gray, (round(pix.w * 0.6), pix.h), interpolation=cv2.INTER_AREA)
+    squeezed = [line.text for line in read_image(condensed, 1.0).lines]
+    monkeypatch.setattr(engine_module, "REC_SQUEEZE", 1.0)
+    assert squeezed == [line.text for line in read_image(condensed, 1.0).lines]
+    assert _recall(" ".join(squeezed), HEADING + " " + BODY) >= 0.9
+
+
+def test_the_int8_recogniser_is_written_once_with_its_alphabet(tmp_path, settings):
+    settings(cache=tmp_path)
+    path = rec_model()
+    written = path.stat().st_mtime_ns
+    assert rec_model() == path and path.stat().st_mtime_ns == written
+    keys = {prop.key for prop in onnx.load(str(path)).metadata_props}
+    assert "character" in keys  # the recogniser's letters travel in the model
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary files left
 
 
 def _ruled_table(path: Path) -> Path:

@@ -6,7 +6,8 @@ degree line classifier inside its ``rapidocr`` wheel; they run on ONNX Runtime a
 from the installed package by path, so nothing is downloaded. Around them this module adds what a
 page of a scanned document needs: the page's orientation (a page scanned sideways or upside down
 is turned before recognition) and its skew (a page scanned a few degrees off is straightened), and
-boxes mapped back to the page as docsym shows it.
+boxes mapped back to the page as docsym shows it. The recogniser, ~80% of a page's time, runs
+with int8 weights (``int8.py``) and reads each line squeezed across (REC_SQUEEZE).
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from functools import lru_cache
 from importlib.metadata import version
 from importlib.resources import files
 from itertools import pairwise
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 import cv2
 import numpy as np
 
 from docsym.indexer.model import BBox
+from docsym.indexer.ocr.int8 import int8_model
 from docsym.runtime.settings import get_settings
 
 if TYPE_CHECKING:
@@ -43,6 +46,27 @@ TALL = 1.5
 # 0.991-0.992 at all three). Flatter boxes cost the recogniser wider crops: 7.5 s of CPU a page
 # at 1.3, 7.0 at 1.6.
 UNCLIP_RATIO = 1.3
+# The recogniser reads a line scaled to REC_HEIGHT pixels and squeezed across to this share of
+# its width: its cost grows with the width, and at 150 dpi a line is enlarged ~2.2 times to that
+# height, wider than the model needs. It emits a letter or a blank every 8 pixels of its input;
+# squeezed too far it has too few of those for the letters and misreads (543 lines against their
+# unsqueezed reading: 0.16% of characters differ at 0.8, 0.33% at 0.6, 0.9% at 0.5, 3.9% at
+# 0.45). The bench's 20 pages at 150 dpi, one process, int8: word recall 0.983 and 5.4 s of CPU a
+# page unsqueezed, 0.983 and 4.3 s at 0.7; at 0.6 in float recall fell by 0.5 points. At 0.7 in
+# int8 a scanned table's shaded head read "Samplesa" and a comma as a Chinese one: 0.8.
+REC_SQUEEZE = 0.8
+REC_HEIGHT = 48
+# The recogniser pads a shorter line's input to this width (its training inputs' width).
+REC_MIN_WIDTH = 320
+# Print set tighter than usual (a condensed font) misreads squeezed in one of two ways, and is
+# read again unsqueezed: as a few letters and blanks, with less confidence than SURE_SQUEEZED
+# (~0.4; a 150-dpi page's lines ~0.99, 0.9% of their width is read twice), or sure but with
+# letters left out, more than MAX_LETTERS_PER_STEP a step of 8 pixels (the bench's lines: 0.54
+# on median at 0.7, at most 0.73; print condensed to 0.55: 0.97).
+SURE_SQUEEZED = 0.9
+MAX_LETTERS_PER_STEP = 0.8
+# A full-width form (U+FF01-FF5E) lies this far above its ASCII character.
+FULL_WIDTH_OFFSET = 0xFEE0
 # A ruled line is at most this many pixels thick (a heavier bar is a shaded block or a photo).
 RULE_THICKNESS = 6
 # ... and at least this many text lines long.
@@ -83,7 +107,7 @@ class PageOcr:
 
 
 # Raised when this module reads a page differently, so cached pages are read again.
-READER_REVISION = 5
+READER_REVISION = 6
 # The models inside the rapidocr wheel, by stage. The wheel ships exactly these; any other
 # RapidOCR model is fetched from the network on first use, which docsym never does.
 MODELS = {
@@ -96,7 +120,7 @@ MODELS = {
 def engine_version() -> str:
     """Names the package, its models, this reader and the detector's input size: cached results
     of another version are not reused."""
-    models = ", ".join(MODELS.values())
+    models = ", ".join(f"{name} int8" if stage == "Rec" else name for stage, name in MODELS.items())
     return (
         f"rapidocr {version('rapidocr')} ({models}), reader {READER_REVISION}, "
         f"detector {get_settings().ocr_megapixels:g} MP"
@@ -124,11 +148,23 @@ def _engine() -> _Stages:
     return _Stages(engine._load_det_model(), engine._load_cls_model(), engine._load_rec_model())
 
 
+def rec_model() -> Path:
+    """The recogniser's int8 model, written on first use on this machine (~10 s of CPU)."""
+    source = Path(str(files("rapidocr") / "models" / MODELS["Rec"]))
+    # Calibrated on lines prepared as they are read: another squeeze, another file.
+    return int8_model(source, get_settings().cache.expanduser(), _rec_input, f"{REC_SQUEEZE:g}")
+
+
 def _params() -> dict[str, object]:
     models = files("rapidocr") / "models"
+    paths = {stage: Path(str(models / name)) for stage, name in MODELS.items()}
+    # Recognition is ~80% of a page's time; int8 convolutions and matrix products take ~45% off
+    # it (the bench's 20 pages at 150 dpi, unsqueezed, one process: 8.3 -> 5.4 s of CPU a page,
+    # word recall 0.986 -> 0.983).
+    paths["Rec"] = rec_model()
     return {
         # A path for every model: RapidOCR only looks a model up (and may fetch it) without one.
-        **{f"{stage}.model_path": str(models / name) for stage, name in MODELS.items()},
+        **{f"{stage}.model_path": str(path) for stage, path in paths.items()},
         "EngineConfig.onnxruntime.intra_op_num_threads": 1,
         "EngineConfig.onnxruntime.inter_op_num_threads": 1,
         # Lines one at a time: batches are padded to their widest line, which costs more on a
@@ -203,9 +239,22 @@ def _recognise(image: np.ndarray, boxes: list[np.ndarray]) -> list[tuple[str, fl
             if other[1] > results[i][1]:
                 results[i], turned[i] = other, crops[i]
     return [
-        (_respace(crop, text, info), score)
+        (_respace(crop, _narrow_marks(text), info), score)
         for crop, (text, score, info) in zip(turned, results, strict=True)
     ]
+
+
+def _narrow_marks(text: str) -> str:
+    """Full-width punctuation (the Chinese comma, colon, brackets) read between letters that are
+    not Chinese or Japanese, as the ASCII mark it stands for: the multilingual recogniser reads
+    a Latin comma after "%" as a Chinese one now and then (more often in int8, squeezed)."""
+    marks = list(text)
+    for i, ch in enumerate(marks):
+        if "\uff01" <= ch <= "\uff5e" and not ch.isalnum():
+            near = text[:i].rstrip()[-1:] + text[i + 1 :].lstrip()[:1]
+            if not any(_wide(other) for other in near):
+                marks[i] = chr(ord(ch) - FULL_WIDTH_OFFSET)
+    return "".join(marks)
 
 
 def _crops(image: np.ndarray, boxes: list[np.ndarray]) -> list[np.ndarray]:
@@ -216,7 +265,39 @@ def _crops(image: np.ndarray, boxes: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _read(crops: list[np.ndarray]) -> list[tuple[str, float, WordInfo]]:
-    """Each crop's text, confidence, and where along the line each letter was read."""
+    """Each crop's text, confidence, and where along the line each letter was read (in steps
+    across the crop, whatever width the recogniser read it at)."""
+    results = _run_rec([_fit(crop, REC_SQUEEZE) for crop in crops])
+    unsure = [i for i, result in enumerate(results) if _misread(*result)]
+    if unsure:
+        again = _run_rec([_fit(crops[i], 1.0) for i in unsure])
+        for i, result in zip(unsure, again, strict=True):
+            results[i] = result
+    return results
+
+
+def _fit(crop: np.ndarray, squeeze: float) -> np.ndarray:
+    """The crop scaled to the recogniser's height and ``squeeze`` times its width."""
+    height, width = crop.shape[:2]
+    size = (max(1, math.ceil(REC_HEIGHT * width / height * squeeze)), REC_HEIGHT)
+    return cv2.resize(crop, size, interpolation=cv2.INTER_AREA if squeeze < 1 else cv2.INTER_LINEAR)
+
+
+def _rec_input(crop: np.ndarray) -> np.ndarray:
+    """A line's crop as the recogniser's input, a batch of one, as RapidOCR prepares it."""
+    fitted = _fit(crop, REC_SQUEEZE)
+    batch = np.zeros((1, 3, REC_HEIGHT, max(REC_MIN_WIDTH, fitted.shape[1])), dtype=np.float32)
+    batch[0, :, :, : fitted.shape[1]] = fitted.transpose(2, 0, 1) / 127.5 - 1.0
+    return batch
+
+
+def _misread(text: str, score: float, info: WordInfo) -> bool:
+    """Whether a squeezed reading may have lost letters."""
+    crowded = bool(info.line_txt_len) and len(text) > MAX_LETTERS_PER_STEP * info.line_txt_len
+    return score < SURE_SQUEEZED or crowded
+
+
+def _run_rec(crops: list[np.ndarray]) -> list[tuple[str, float, WordInfo]]:
     from rapidocr.ch_ppocr_rec import TextRecInput
 
     out = _engine().rec(TextRecInput(img=crops, return_word_box=True))

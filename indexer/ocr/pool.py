@@ -23,7 +23,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 
-from docsym.indexer.ocr.engine import OcrLine, PageOcr, engine_version, read_image
+from docsym.indexer.ocr.engine import OcrLine, PageOcr, engine_version, read_image, rec_model
 from docsym.runtime.process_limits import die_with_parent, lift_address_cap
 
 log = logging.getLogger(__name__)
@@ -153,6 +153,7 @@ class OcrPool:
 
     def _submit(self, image: PageImage) -> Future:
         if self._executor is None:
+            rec_model()  # written here once, not by every process as it starts
             # spawn: a forked copy of a process holding ONNX Runtime's threads can hang.
             self._executor = ProcessPoolExecutor(
                 self.workers,
