@@ -123,9 +123,11 @@ def index_paths(
         dense = DenseStage(sink, model_name, get_settings().encoder_threads, told)
         if vectors and plans:
             dense.load()
-        if vectors:
-            for doc_id in sorted(sink.awaiting_vectors() - stale):  # left by a stopped run
-                dense.add(doc_id)
+        awaiting = sorted(sink.awaiting_vectors() - stale) if vectors else []
+        for doc_id in awaiting:  # left by a stopped run, or a --keyword-only one
+            dense.add(doc_id)
+        if awaiting:
+            dense.ready()  # a model that cannot load stops the run here, not once per document
         to_write = len(plans)
         sink.waiting(to_write)
         with ExitStack() as stack:

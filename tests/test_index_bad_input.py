@@ -422,8 +422,9 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_model_the_encoder_cannot_run_stops_the_run_in_one_line(tmp_path: Path) -> None:
-    """--model naming a folder whose config is not a BERT: the workers cannot start, so nothing
-    can be indexed; the CLI says why in one line (exit 2), with no traceback."""
+    """--model naming a folder whose config is not a BERT: no vector can be made, so the run
+    stops before writing anything; the CLI says why in one line (exit 2), with no traceback, and
+    again when a keyword-only run left a document waiting for its vectors."""
     import json
     import shutil
 
@@ -436,13 +437,22 @@ def test_a_model_the_encoder_cannot_run_stops_the_run_in_one_line(tmp_path: Path
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text("# A\n\ntext\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "docsym", "index", str(docs), "--index", str(tmp_path / "i")]
-        + ["--model", str(model), "--quiet"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "DOCSYM_CACHE": str(tmp_path / "cache")},
-    )
-    assert done.returncode == 2
-    assert "cannot index" in done.stderr and "model_type is 'roberta'" in done.stderr
-    assert "Traceback" not in done.stderr
+
+    def index(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "docsym", "index", str(docs), "--index", str(tmp_path / "i")]
+            + ["--model", str(model), "--quiet", *extra],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "DOCSYM_CACHE": str(tmp_path / "cache")},
+        )
+
+    for run in ([], ["--keyword-only"], []):
+        done = index(*run)
+        if run:  # no model is needed to index by keyword: the file now awaits its vectors
+            assert done.returncode == 0, done.stderr
+            continue
+        # with nothing to parse, the waiting file's vectors meet the model: the same one line
+        assert done.returncode == 2
+        assert "cannot index" in done.stderr and "model_type is 'roberta'" in done.stderr
+        assert "Traceback" not in done.stderr
