@@ -149,19 +149,10 @@ class Resolver:
         return slot
 
     def _candidates(self, surface: str, entity_type: str) -> set[int]:
-        """Entities sharing a word form with ``surface`` and passing every guard."""
+        """Entities sharing a word form with ``surface`` whose type does not rule it out (the
+        name guards are applied by ``_best_score``)."""
         slots = {self.root(s) for form in _forms(surface) for s in self._by_word.get(form, ())}
-        return {s for s in slots if self._compatible(surface, entity_type, self.entities[s])}
-
-    @staticmethod
-    def _compatible(surface: str, entity_type: str, entity: Entity) -> bool:
-        if (
-            entity_type not in GENERIC_TYPES
-            and entity.entity_type not in GENERIC_TYPES
-            and entity_type != entity.entity_type
-        ):
-            return False
-        return any(same_name(surface, name) for name in entity.names)
+        return {s for s in slots if _types_agree(entity_type, self.entities[s].entity_type)}
 
     def _new(self, entity_type: str, kind: str) -> int:
         slot = len(self.entities)
@@ -182,6 +173,10 @@ class Resolver:
         kept.long_form = kept.long_form or merged.long_form
         self.merges["alias"] += 1
         return keep
+
+
+def _types_agree(first: str, second: str) -> bool:
+    return first in GENERIC_TYPES or second in GENERIC_TYPES or first == second
 
 
 def same_name(surface: str, name: str) -> bool:

@@ -17,7 +17,7 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -74,9 +74,9 @@ def cached_model(model_dir: Path, cache_dir: Path, quantize: bool) -> Path:
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)
     if not fused.exists():
-        _atomic(lambda tmp: write_bert_graph(model_dir, tmp), fused)
+        write_atomically(lambda tmp: write_bert_graph(model_dir, tmp), fused)
     if quantize:
-        _atomic(lambda tmp: quantize_int8(fused, tmp), target)
+        write_atomically(lambda tmp: quantize_int8(fused, tmp), target)
     return target
 
 
@@ -88,8 +88,9 @@ def cache_key(model_dir: Path) -> str:
     return hashlib.sha1(f"{key}|{GRAPH_VERSION}".encode()).hexdigest()[:12]
 
 
-def _atomic(write, target: Path) -> None:  # noqa: ANN001
-    """Write via a per-process temp file and rename, so concurrent indexers never read half."""
+def write_atomically(write: Callable[[Path], None], target: Path) -> None:
+    """Write ``target`` via a per-process temp file and rename, so processes that start at once
+    (indexers, OCR processes) never read another's half-written model."""
     tmp = target.with_name(f"{target.stem}.{os.getpid()}.tmp.onnx")
     try:
         write(tmp)

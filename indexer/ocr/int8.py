@@ -9,7 +9,6 @@ nothing but this module, the wheel's model and ONNX Runtime.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -38,8 +37,10 @@ def int8_model(
     that another preparation gets its own file."""
     target = cache_dir / f"{source.stem}-{_cache_key(source, variant)}-int8.onnx"
     if not target.exists():
+        from docsym.models.onnx_encoder import write_atomically
+
         cache_dir.mkdir(parents=True, exist_ok=True)
-        _atomic(lambda tmp: _quantise(source, tmp, prepare), target)
+        write_atomically(lambda tmp: _quantise(source, tmp, prepare), target)
     return target
 
 
@@ -113,14 +114,3 @@ def _calibration_crops() -> Iterator[np.ndarray]:
                     crop = gray[max(0, y0 - pad) : y1 + pad, max(0, x0 - pad) : x1 + pad]
                     yield cv2.cvtColor(np.ascontiguousarray(crop), cv2.COLOR_GRAY2BGR)
     doc.close()
-
-
-def _atomic(write: Callable[[Path], None], target: Path) -> None:
-    """Write via a per-process temp file and rename: OCR processes start at once, and none may
-    read another's half-written file."""
-    tmp = target.with_name(f"{target.stem}.{os.getpid()}.tmp.onnx")
-    try:
-        write(tmp)
-        tmp.replace(target)
-    finally:
-        tmp.unlink(missing_ok=True)
