@@ -33,8 +33,9 @@ from docsym.runtime.settings import get_settings
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2 reads at most 256 word pieces
-# Texts per model call: with ONNX Runtime 16 encodes 8% more word pieces per second than 32
-# here (smaller activations stay in cache), 8 no more than 16.
+# Texts per model call at most (the ONNX encoder also caps the word pieces of a call:
+# onnx_encoder.BATCH_TOKENS): with ONNX Runtime 16 encodes 8% more word pieces per second than
+# 32 here (smaller activations stay in cache).
 BATCH = 16
 # Threads a search encodes its question on. Alone, two threads encode a question faster (4.7 vs
 # 7.5 ms), but hybrid_search runs BM25 beside the encoding, and on two cores one thread leaves

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
-import pandas as pd
+import numpy as np
 
 from docsym.storage import generations, migrations, run_state, schema
 from docsym.storage.file_names import original_path
@@ -147,15 +147,16 @@ class IndexWriter:
             self.con.execute(f"DELETE FROM {table.name} WHERE doc_id = ?", [doc_id])
 
     def _insert(self, table: Table, rows: list[Row]) -> None:
-        """Insert typed rows of ``table`` column by column (DuckDB scans the frame in bulk;
-        row-by-row inserts are two orders of magnitude slower)."""
+        """Insert typed rows of ``table`` column by column: DuckDB scans a dict of arrays in
+        bulk (row-by-row inserts are two orders of magnitude slower), and unlike a pandas frame
+        it needs no import of pandas (~0.2 s of every run's start)."""
         if not rows:
             return
         names = [c.name for c in table.columns]
-        frame = pd.DataFrame(  # noqa: F841 (read by DuckDB below)
-            {name: [getattr(row, name) for row in rows] for name in names}
-        )
-        self.con.execute(f"INSERT INTO {table.name} ({', '.join(names)}) SELECT * FROM frame")
+        new_rows = {  # noqa: F841 (DuckDB finds it by name in the query below)
+            name: _column([getattr(row, name) for row in rows]) for name in names
+        }
+        self.con.execute(f"INSERT INTO {table.name} ({', '.join(names)}) SELECT * FROM new_rows")
 
     # -- publishing ------------------------------------------------------------------------
     def publish_if_due(self, now: bool = False) -> None:
@@ -239,3 +240,12 @@ def _fsync(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _column(values: list) -> np.ndarray:
+    """One column's values as a one-dimensional object array: filled one by one, since numpy
+    would read a column of equal-length lists (boxes) as a two-dimensional array."""
+    column = np.empty(len(values), dtype=object)
+    for n, value in enumerate(values):
+        column[n] = value
+    return column
