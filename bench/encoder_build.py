@@ -334,14 +334,12 @@ def speeds(
     passes interleaved within a round. CPU seconds are all the process's threads': they stay
     near the true cost while other work on the machine stretches the wall clock."""
     from docsym.models.encoder import BATCH
-    from docsym.models.onnx_encoder import inference_session
 
     pieces = sum(len(e.ids) for e in encoder.tokenizer.encode_batch(texts))
-    sessions = {name: inference_session(path, THREADS) for name, path in models.items()}
     found: dict[str, list[tuple[float, float]]] = {name: [] for name in models}
     for _ in range(rounds):
-        for name, session in sessions.items():
-            encoder.session = session
+        for name, path in models.items():
+            encoder.use_model(path)
             encoder.encode(texts[:8], BATCH)  # warm this session's arena outside the timing
             wall, cpu = time.perf_counter(), time.process_time()
             encoder.encode(texts, BATCH)

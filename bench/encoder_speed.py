@@ -154,7 +154,7 @@ def torch_variants(model_dir: Path) -> dict[str, Encode]:
 
 def onnx_variants(model_dir: Path, cache_dir: Path) -> dict[str, Encode]:
     from docsym.models.encoder import MAX_TOKENS
-    from docsym.models.onnx_encoder import OnnxEncoder, inference_session
+    from docsym.models.onnx_encoder import OnnxEncoder
 
     # Plain ONNX ops before ORT's BERT fusions show what the fused ops are worth.
     raw_path = cache_dir / "unfused-fp32.onnx"
@@ -163,7 +163,7 @@ def onnx_variants(model_dir: Path, cache_dir: Path) -> dict[str, Encode]:
         standard_ops(model_dir, raw_path)
     fused = OnnxEncoder(model_dir, cache_dir, quantize=False, max_tokens=MAX_TOKENS)
     unfused = OnnxEncoder(model_dir, cache_dir, quantize=False, max_tokens=MAX_TOKENS)
-    unfused.session = inference_session(raw_path, 2)
+    unfused.use_model(raw_path)
     int8 = OnnxEncoder(model_dir, cache_dir, quantize=True, max_tokens=MAX_TOKENS)
     return {
         "onnx fp32 unfused bs32": lambda t: unfused.encode(t, 32),
