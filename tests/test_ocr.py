@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import cv2
@@ -322,6 +325,77 @@ def test_ocr_results_are_cached_by_page_image(original, tmp_path):
     again.close()
     assert second.pages[0].text == first.pages[0].text
     assert not started  # nothing was read again: no worker process was needed
+
+
+def _ocr_processes() -> set[int]:
+    return {child.pid for child in multiprocessing.active_children()}
+
+
+def test_ocr_processes_are_kept_while_documents_need_them(original, tmp_path):
+    """Scanned documents in a row share the OCR processes (each start loads the models, ~1.4 s
+    of CPU); a document that needs no OCR ends them, so they never sit beside its parse."""
+    scans = [pdf_factory.scan_of(original, tmp_path / f"{n}.pdf", dpi=150 + n) for n in range(2)]
+    before = _ocr_processes()  # the module's pool's, kept from earlier tests
+    pool = OcrPool(workers=1)
+    try:
+        read = [parse_pdf(scan, OcrRun(pool)).pages[0] for scan in scans]
+        kept = _ocr_processes() - before
+        born = parse_pdf(original, OcrRun(pool)).pages[0]
+        after_born = _ocr_processes() - before
+    finally:
+        pool.close()
+    assert all(page.ocr and _recall(page.text, BODY) >= 0.95 for page in read)
+    assert len(kept) == 1  # the first scan's process read the second too
+    assert not born.ocr and not after_born
+
+
+def test_a_kept_ocr_process_that_died_idle_costs_no_page(original, tmp_path):
+    scans = [pdf_factory.scan_of(original, tmp_path / f"{n}.pdf", dpi=150 + n) for n in range(2)]
+    before = _ocr_processes()
+    pool = OcrPool(workers=1)
+    try:
+        parse_pdf(scans[0], OcrRun(pool))
+        (idle,) = _ocr_processes() - before
+        os.kill(idle, signal.SIGKILL)  # between documents, as the kernel's OOM killer would
+        _wait_for(lambda: pool._executor is not None and pool._executor._broken)
+        parsed = parse_pdf(scans[1], OcrRun(pool))
+    finally:
+        pool.close()
+    assert not parsed.warnings
+    assert parsed.pages[0].ocr and _recall(parsed.pages[0].text, BODY) >= 0.95
+
+
+def _wait_for(condition: Callable[[], object], seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_the_index_worker_ends_kept_ocr_processes_before_a_file_that_is_not_a_pdf(
+    original, tmp_path
+):
+    from docsym.indexer.discover import doc_id_for, sha256_of
+    from docsym.indexer.limits import FileLimits
+    from docsym.indexer.plans import FilePlan, WorkerSetup
+    from docsym.indexer.prepare import load_reader, prepare, start_worker_state
+
+    scan = pdf_factory.scan_of(original, tmp_path / "scan.pdf", dpi=150)
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nThe gauge was read weekly.\n")
+    plans = [FilePlan(p, sha256_of(p), doc_id_for(sha256_of(p)), [], False) for p in (scan, notes)]
+    setup = WorkerSetup("auto", tmp_path / "ocr.sqlite", 1, FileLimits.from_settings())
+    before = _ocr_processes()
+    state = start_worker_state(setup)
+    try:
+        assert prepare(plans[0], state).ocr_pages == 1
+        kept = _ocr_processes() - before
+        load_reader(notes, state)  # as the worker does before each file
+        after_notes = _ocr_processes() - before
+        assert prepare(plans[1], state).failure is None
+    finally:
+        state.close()
+    assert len(kept) == 1 and not after_notes
 
 
 def _reads_nothing(gray, points_per_pixel):  # runs in a worker process
