@@ -159,6 +159,30 @@ def test_a_line_misread_squeezed_is_read_again_unsqueezed(monkeypatch):
     assert read == ["usual", "tight", "tight"]
 
 
+def _printed(text: str, fontsize: float) -> np.ndarray:
+    """``text`` printed at 150 dpi and cut out with a margin, as the detector's boxes cut."""
+    with pymupdf.open() as doc:
+        page = doc.new_page(width=200, height=40)
+        page.insert_text((20, 25), text, fontsize=fontsize)
+        pix = page.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY, alpha=False)
+    gray = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.h, pix.stride)[:, : pix.w]
+    ys, xs = np.nonzero(gray < 128)
+    crop = gray[ys.min() - 4 : ys.max() + 5, xs.min() - 4 : xs.max() + 5]
+    return cv2.cvtColor(np.ascontiguousarray(crop), cv2.COLOR_GRAY2BGR)
+
+
+def test_lines_are_read_at_their_own_width_and_a_lone_letter_padded():
+    """Only a crop narrower than REC_PAD_BELOW is padded to the model's training width; its
+    letters' steps are still counted across the crop alone, as the spacing step reads them."""
+    crops = [_printed(text, 9) for text in ("1", "7", "Annual runoff 412")]
+    fitted = [engine_module._fit(crop, REC_SQUEEZE) for crop in crops]
+    assert [f.shape[1] < engine_module.REC_PAD_BELOW for f in fitted] == [True, True, False]
+    read = engine_module._run_rec(fitted)
+    assert [text for text, _, _ in read] == ["1", "7", "Annual runoff 412"]
+    for f, (_, _, info) in zip(fitted, read, strict=True):
+        assert info.line_txt_len == pytest.approx(f.shape[1] / 8, abs=1)  # a step: 8 pixels
+
+
 def test_full_width_marks_among_latin_letters_read_as_ascii() -> None:
     assert engine_module._narrow_marks("77.2%\uff0c n=4 \uff08a\uff09") == "77.2%, n=4 (a)"
     assert engine_module._narrow_marks("\u6587\u672c\uff0c\u5b57") == "\u6587\u672c\uff0c\u5b57"
