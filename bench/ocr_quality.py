@@ -1,6 +1,6 @@
 """OCR on synthetic scans of born-digital pages: accuracy, boxes, speed, memory, retrieval.
 
-    python bench/ocr_quality.py [--retrieval | --retrieval-only] [--workers N]
+    python bench/ocr_quality.py [--retrieval | --retrieval-only] [--workers N] [--setting ROW]
 
 Scans are made from ../shared/corpus PDFs (20 pages of 5 documents, text and tables) at 150 and
 300 dpi, turned by 90 degrees, and skewed by 2 degrees. Each is parsed by docsym with OCR, and
@@ -14,7 +14,9 @@ lie in its box, in order along the line, and born-digital words in no OCR line c
 (not for skewed scans, whose lines are not boxes on the original page). Box agreement: the share
 of OCR words whose box centre lies within 3 points of the same word on the born-digital page.
 Speed is pages per second of OCR with N worker processes (default: one per core) and a cold
-cache; memory is the peak resident size of the parent and its workers.
+cache, and CPU seconds a page (the parse in this process and all of the OCR processes' time,
+starts and model loads included: on a machine shared with other work, the steadier figure);
+memory is the peak resident size of the parent and its workers.
 
 With --retrieval, the questions of bench/qa/docsym_qa.jsonl whose documents have at most 40
 pages are asked (hybrid search) over an index of 150-dpi scans of those documents and over one
@@ -73,6 +75,9 @@ def main() -> None:
         "--retrieval-only", action="store_true", help="skip the accuracy rows (slow: 80 pages)"
     )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument(
+        "--setting", action="append", choices=[row[0] for row in SETTINGS], help="only these rows"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="docsym-ocr-bench-"))
     truth = {name: _page_texts(parse_pdf(CORPUS / name), pages) for name, pages in PAGES.items()}
@@ -82,9 +87,10 @@ def main() -> None:
     )
     print(
         f"{'setting':22} {'CER':>6} {'line CER':>8} {'word recall':>11} {'boxes<=3pt':>10} "
-        f"{'pages/s':>8} {'peak MB':>8}"
+        f"{'pages/s':>8} {'CPU s/pg':>9} {'peak MB':>8}"
     )
-    for name, dpi, turn, skew in [] if args.retrieval_only else SETTINGS:
+    rows = [row for row in SETTINGS if not args.setting or row[0] in args.setting]
+    for name, dpi, turn, skew in [] if args.retrieval_only else rows:
         _quality_row(name, dpi, turn, skew, truth, work, args.workers)
     if args.retrieval or args.retrieval_only:
         _retrieval(work, args.workers)
@@ -92,8 +98,9 @@ def main() -> None:
 
 def _quality_row(name, dpi, turn, skew, truth, work: Path, workers: int) -> None:
     chars = errors = found = words = near = matched = line_errors = line_chars = 0
-    seconds = 0.0
+    seconds = cpu = 0.0
     pages = 0
+    children_before = _children_cpu()
     with _PeakMemory() as memory:
         # A cold cache: timing reads every page; the box check below reads them from it.
         pool = OcrPool(workers, OcrCache(work / f"cache-{dpi}-{turn}-{skew}.sqlite"))
@@ -106,9 +113,10 @@ def _quality_row(name, dpi, turn, skew, truth, work: Path, workers: int) -> None
                 skew=skew,
                 pages=numbers,
             )
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             parsed = parse_pdf(scan, OcrRun(pool))
             seconds += time.perf_counter() - started
+            cpu += time.process_time() - started_cpu
             pages += len(numbers)
             for page, number in zip(parsed.pages, numbers, strict=True):
                 want, got = truth[doc_name][number], _fold(page.text)
@@ -124,13 +132,19 @@ def _quality_row(name, dpi, turn, skew, truth, work: Path, workers: int) -> None
                 line_errors += agreement.line_errors
                 line_chars += agreement.line_chars
         pool.close()
+    cpu += _children_cpu() - children_before  # the OCR processes, ended and reaped by now
     boxes = f"{near / matched:.3f}" if matched else "-"
     line_cer = f"{line_errors / line_chars:.3f}" if line_chars else "-"
     print(
         f"{name:22} {errors / chars:6.3f} {line_cer:>8} {found / words:11.3f} {boxes:>10} "
-        f"{pages / seconds:8.2f} {memory.peak_mb:8.0f}",
+        f"{pages / seconds:8.2f} {cpu / pages:9.2f} {memory.peak_mb:8.0f}",
         flush=True,
     )
+
+
+def _children_cpu() -> float:
+    times = os.times()
+    return times.children_user + times.children_system
 
 
 def _page_texts(parsed, numbers: list[int]) -> dict[int, str]:

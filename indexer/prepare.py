@@ -42,6 +42,9 @@ class WorkerState:
     llm: LlmSummariser | None
     limits: FileLimits
 
+    def close(self) -> None:
+        self.reading.pool.close()  # its OCR processes end with the worker's last file
+
 
 def start_worker_state(setup: WorkerSetup) -> WorkerState:
     """Load what preparing files needs."""
@@ -126,6 +129,7 @@ def _read_whole(
 
 def _parse(path: Path, fmt: str, state: WorkerState, beat: Beat) -> ParsedDocument:
     if fmt != "pdf":
+        state.reading.pool.release()  # no scans in it: kept OCR processes end before it is read
         return _office(fmt)(path)
     state.reading.on_page = lambda done, total: beat("ocr", done, total)
     return parse_pdf(path, state.reading, on_page=PagesRead(beat))
@@ -158,9 +162,13 @@ def _finish(
     )
 
 
-def load_reader(path: Path) -> None:
+def load_reader(path: Path, state: WorkerState) -> None:
     """Import and set up the parser ``path`` needs, so a budget measured after this counts the
-    file's own memory, not the library's (docling's import maps ~1.2 GB, torch included)."""
+    file's own memory, not the library's (docling's import maps ~1.2 GB, torch included). OCR
+    processes kept from the scans before a file that is not a PDF end first: they are not
+    needed, and docling's memory would sit beside theirs."""
+    if _format(path) != "pdf":
+        state.reading.pool.release()
     if file_format(path) in DOCLING_FORMATS:
         from docsym.indexer.office.convert import converter
 
@@ -181,8 +189,15 @@ _DASK_WORKER: dict[str, WorkerState] = {}
 
 def prepare_in_worker(plan: FilePlan, setup: WorkerSetup) -> Prepared:
     """``prepare`` on a Dask worker (any machine), set up on its first document. Dask gives no
-    way to stop one task, so only the input limits hold there, not the time and memory budget."""
+    way to stop one task, so only the input limits hold there, not the time and memory budget.
+    Nor does a Dask worker learn when the run ends: its OCR processes end after each document."""
     if not _DASK_WORKER:
         _DASK_WORKER["state"] = start_worker_state(setup)
     failure = refusal(plan, setup.limits)
-    return Prepared(plan, failure=failure) if failure else prepare(plan, _DASK_WORKER["state"])
+    if failure:
+        return Prepared(plan, failure=failure)
+    state = _DASK_WORKER["state"]
+    try:
+        return prepare(plan, state)
+    finally:
+        state.reading.pool.release()

@@ -93,6 +93,13 @@ def _serve(conn: Connection, setup: WorkerSetup, memory_mb: int) -> None:
         conn.send(("broken", f"{type(exc).__name__}: {exc}"))
         return
     conn.send(("ready", resident_mb()))
+    try:
+        _serve_plans(conn, state, memory_mb)
+    finally:
+        state.close()
+
+
+def _serve_plans(conn: Connection, state: WorkerState, memory_mb: int) -> None:
     while True:
         try:
             plan = conn.recv()
@@ -114,7 +121,7 @@ def _prepare_one(conn: Connection, plan: FilePlan, state: WorkerState, memory_mb
     if failure is not None:
         prepared = Prepared(plan, failure=failure)
     else:
-        load_reader(plan.path)  # its parser's libraries are the worker's, not the file's
+        load_reader(plan.path, state)  # its parser's libraries are the worker's, not the file's
         cap_address_space(memory_mb, final=False)
         beat = Beat(lambda what, done, total: conn.send(("step", Step(what, done, total))))
         prepared = _prepare_bounded(plan, state, beat, memory_mb)

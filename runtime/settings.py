@@ -197,7 +197,7 @@ class Settings(BaseSettings):
         "format's own maximum).",
     )
     ocr_megapixels: float = Field(
-        default=2.0,
+        default=1.5,
         ge=0.5,
         le=50,
         description="`docsym index`: the largest image OCR's text detector reads at once, in "

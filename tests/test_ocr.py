@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import cv2
@@ -154,6 +157,30 @@ def test_a_line_misread_squeezed_is_read_again_unsqueezed(monkeypatch):
     full = round(480 * engine_module.REC_HEIGHT / 24)
     assert widths == [[round(full * REC_SQUEEZE)] * 3, [full] * 2]  # the tight lines again
     assert read == ["usual", "tight", "tight"]
+
+
+def _printed(text: str, fontsize: float) -> np.ndarray:
+    """``text`` printed at 150 dpi and cut out with a margin, as the detector's boxes cut."""
+    with pymupdf.open() as doc:
+        page = doc.new_page(width=200, height=40)
+        page.insert_text((20, 25), text, fontsize=fontsize)
+        pix = page.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY, alpha=False)
+    gray = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.h, pix.stride)[:, : pix.w]
+    ys, xs = np.nonzero(gray < 128)
+    crop = gray[ys.min() - 4 : ys.max() + 5, xs.min() - 4 : xs.max() + 5]
+    return cv2.cvtColor(np.ascontiguousarray(crop), cv2.COLOR_GRAY2BGR)
+
+
+def test_lines_are_read_at_their_own_width_and_a_lone_letter_padded():
+    """Only a crop narrower than REC_PAD_BELOW is padded to the model's training width; its
+    letters' steps are still counted across the crop alone, as the spacing step reads them."""
+    crops = [_printed(text, 9) for text in ("1", "7", "Annual runoff 412")]
+    fitted = [engine_module._fit(crop, REC_SQUEEZE) for crop in crops]
+    assert [f.shape[1] < engine_module.REC_PAD_BELOW for f in fitted] == [True, True, False]
+    read = engine_module._run_rec(fitted)
+    assert [text for text, _, _ in read] == ["1", "7", "Annual runoff 412"]
+    for f, (_, _, info) in zip(fitted, read, strict=True):
+        assert info.line_txt_len == pytest.approx(f.shape[1] / 8, abs=1)  # a step: 8 pixels
 
 
 def test_full_width_marks_among_latin_letters_read_as_ascii() -> None:
@@ -322,6 +349,77 @@ def test_ocr_results_are_cached_by_page_image(original, tmp_path):
     again.close()
     assert second.pages[0].text == first.pages[0].text
     assert not started  # nothing was read again: no worker process was needed
+
+
+def _ocr_processes() -> set[int]:
+    return {child.pid for child in multiprocessing.active_children()}
+
+
+def test_ocr_processes_are_kept_while_documents_need_them(original, tmp_path):
+    """Scanned documents in a row share the OCR processes (each start loads the models, ~1.4 s
+    of CPU); a document that needs no OCR ends them, so they never sit beside its parse."""
+    scans = [pdf_factory.scan_of(original, tmp_path / f"{n}.pdf", dpi=150 + n) for n in range(2)]
+    before = _ocr_processes()  # the module's pool's, kept from earlier tests
+    pool = OcrPool(workers=1)
+    try:
+        read = [parse_pdf(scan, OcrRun(pool)).pages[0] for scan in scans]
+        kept = _ocr_processes() - before
+        born = parse_pdf(original, OcrRun(pool)).pages[0]
+        after_born = _ocr_processes() - before
+    finally:
+        pool.close()
+    assert all(page.ocr and _recall(page.text, BODY) >= 0.95 for page in read)
+    assert len(kept) == 1  # the first scan's process read the second too
+    assert not born.ocr and not after_born
+
+
+def test_a_kept_ocr_process_that_died_idle_costs_no_page(original, tmp_path):
+    scans = [pdf_factory.scan_of(original, tmp_path / f"{n}.pdf", dpi=150 + n) for n in range(2)]
+    before = _ocr_processes()
+    pool = OcrPool(workers=1)
+    try:
+        parse_pdf(scans[0], OcrRun(pool))
+        (idle,) = _ocr_processes() - before
+        os.kill(idle, signal.SIGKILL)  # between documents, as the kernel's OOM killer would
+        _wait_for(lambda: pool._executor is not None and pool._executor._broken)
+        parsed = parse_pdf(scans[1], OcrRun(pool))
+    finally:
+        pool.close()
+    assert not parsed.warnings
+    assert parsed.pages[0].ocr and _recall(parsed.pages[0].text, BODY) >= 0.95
+
+
+def _wait_for(condition: Callable[[], object], seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_the_index_worker_ends_kept_ocr_processes_before_a_file_that_is_not_a_pdf(
+    original, tmp_path
+):
+    from docsym.indexer.discover import doc_id_for, sha256_of
+    from docsym.indexer.limits import FileLimits
+    from docsym.indexer.plans import FilePlan, WorkerSetup
+    from docsym.indexer.prepare import load_reader, prepare, start_worker_state
+
+    scan = pdf_factory.scan_of(original, tmp_path / "scan.pdf", dpi=150)
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nThe gauge was read weekly.\n")
+    plans = [FilePlan(p, sha256_of(p), doc_id_for(sha256_of(p)), [], False) for p in (scan, notes)]
+    setup = WorkerSetup("auto", tmp_path / "ocr.sqlite", 1, FileLimits.from_settings())
+    before = _ocr_processes()
+    state = start_worker_state(setup)
+    try:
+        assert prepare(plans[0], state).ocr_pages == 1
+        kept = _ocr_processes() - before
+        load_reader(notes, state)  # as the worker does before each file
+        after_notes = _ocr_processes() - before
+        assert prepare(plans[1], state).failure is None
+    finally:
+        state.close()
+    assert len(kept) == 1 and not after_notes
 
 
 def _reads_nothing(gray, points_per_pixel):  # runs in a worker process

@@ -53,12 +53,13 @@ def ocr_document(doc: pymupdf.Document, run: OcrRun) -> OcrOutcome:
     outcome = OcrOutcome()
     chosen = [page for page in doc if needs_ocr(page, run.mode)]
     if not chosen:
+        # The OCR processes (~600 MB each) are kept from one scanned document to the next, and
+        # end at the first document that needs none, so they never sit beside a born-digital
+        # document's parse.
+        run.pool.release()
         return outcome
     images = (_render(page) for page in chosen)  # rendered as the pool takes them
-    try:
-        results = run.pool.read(images, len(chosen), run.on_page)
-    finally:
-        run.pool.release()  # a document's scans read, their processes' memory goes back
+    results = run.pool.read(images, len(chosen), run.on_page)
     for page, result in zip(chosen, results, strict=True):
         if isinstance(result, str):
             outcome.warnings.append(result)

@@ -152,6 +152,15 @@ class OcrPool:
         return result
 
     def _submit(self, image: PageImage) -> Future:
+        try:
+            return self._running().submit(self.reader, image.gray, image.points_per_pixel)
+        except BrokenProcessPool:
+            # A process kept from an earlier document died while idle (killed, out of memory):
+            # no page of this one is to blame, so a fresh pool takes it.
+            self._restart()
+            return self._running().submit(self.reader, image.gray, image.points_per_pixel)
+
+    def _running(self) -> ProcessPoolExecutor:
         if self._executor is None:
             rec_model()  # written here once, not by every process as it starts
             # spawn: a forked copy of a process holding ONNX Runtime's threads can hang.
@@ -160,7 +169,7 @@ class OcrPool:
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_start_process,
             )
-        return self._executor.submit(self.reader, image.gray, image.points_per_pixel)
+        return self._executor
 
     def _result(self, image: PageImage, future: Future) -> PageOcr | str:
         try:
@@ -178,7 +187,9 @@ class OcrPool:
 
     def release(self) -> None:
         """End the OCR processes (each holds ~600 MB once it has read a page); the next page
-        starts them again."""
+        starts them again (~1.4 s of CPU each, loading the models). Called when a document
+        needs no OCR and at the run's end, not after each document: a folder of scans would
+        pay the starts once a document."""
         if self._executor is not None:
             self._executor.shutdown()
             self._executor = None
