@@ -100,14 +100,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=1,
         metavar="N",
-        help="processes that parse and embed documents at once (default 1)",
+        help="processes that parse documents at once; this process encodes their vectors "
+        "(default 1)",
     )
     p.add_argument(
         "--dask",
         default=None,
         metavar="SCHEDULER",
-        help="parse and embed on a Dask cluster (scheduler address, or 'local' for a "
-        "LocalCluster of --workers processes); this process writes",
+        help="parse on a Dask cluster (scheduler address, or 'local' for a "
+        "LocalCluster of --workers processes); this process writes and encodes",
     )
     p.add_argument(
         "--ocr",

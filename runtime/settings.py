@@ -73,7 +73,8 @@ class Settings(BaseSettings):
         default=2,
         ge=1,
         le=64,
-        description="Threads one encoder runs on (each `docsym index --workers` process uses 1).",
+        description="Threads `docsym index` encodes vectors on, one model session each (a search "
+        "encodes its question on 1).",
     )
     cache: Path = Field(
         default=Path("~/.cache/docsym"),
