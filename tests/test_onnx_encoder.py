@@ -187,6 +187,24 @@ def test_cached_graph_is_reused_and_order_kept(
     assert second.encode([], 16).shape == (0, 384)
 
 
+def test_sessions_share_a_call_and_long_texts_go_alone(
+    model_dir: Path, cache_dir: Path, texts: list[str]
+) -> None:
+    """Two single-threaded sessions taking a call's batches in turn give one session's vectors,
+    in order; a text as long as the window fills a model call alone, so its vector (int8
+    activations are quantised per call) is the one it gets encoded by itself."""
+    from docsym.models.encoder import MAX_TOKENS
+    from docsym.models.onnx_encoder import BATCH_TOKENS, OnnxEncoder
+
+    one = OnnxEncoder(model_dir, cache_dir, quantize=True, max_tokens=MAX_TOKENS, threads=1)
+    two = OnnxEncoder(model_dir, cache_dir, quantize=True, max_tokens=MAX_TOKENS, threads=2)
+    np.testing.assert_array_equal(two.encode(texts, 16), one.encode(texts, 16))
+    longest = max(texts, key=len)
+    assert len(one.tokenizer.encode(longest).ids) * 2 > BATCH_TOKENS
+    mixed = two.encode(["Table 2", longest, "SPECTER", "citation-informed transformers"], 16)
+    np.testing.assert_array_equal(mixed[1], one.encode([longest], 16)[0])
+
+
 def test_a_cache_of_another_graph_version_is_not_reused(
     model_dir: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
