@@ -122,8 +122,9 @@ class OnnxEncoder:
     """Normalised mean-pooled embeddings of all-MiniLM-L6-v2 computed with ONNX Runtime.
 
     ``threads`` sessions of one thread each take the batches of a call in turn, rather than one
-    session splitting each batch's ops across threads: with the small batches BATCH_TOKENS
-    makes, a paper's entries encode on two cores in 3.9 s against 4.6 s (docs/RESULTS.md)."""
+    session splitting each batch's ops across threads: a paper's entries encode on two cores in
+    3.9 s, against 5.0-5.6 s for one two-threaded session with the same small batches (too
+    little work per op for two threads) and 4.4 s with batches of 16 texts (docs/RESULTS.md)."""
 
     def __init__(
         self, model_dir: Path, cache_dir: Path, quantize: bool, max_tokens: int, threads: int = 2
