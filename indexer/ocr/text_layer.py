@@ -55,10 +55,14 @@ def write_text_layer(page: pymupdf.Page, ocr: PageOcr, *, replace: bool) -> pymu
         page.rect.width,
         find_grids(ocr.rules),
     )
+    # One shape for all the lines: each committed alone rescans the page's whole content
+    # stream (PyMuPDF counts its q/Q balance), which grows with every line.
+    shape = page.new_shape()
     for block in blocks:
         line, box = block["line"], pymupdf.Rect(block["bbox"])
         if not any(_mostly_inside(box, other) for other in own):
-            _put_line(page, line.text, box)
+            _put_line(shape, line.text, box)
+    shape.commit()
     _draw_rules(page, ocr.rules)
     return to_shown if ocr.rotation else None
 
@@ -97,7 +101,7 @@ def _mostly_inside(box: pymupdf.Rect, block: pymupdf.Rect) -> bool:
     return not common.is_empty and common.get_area() > 0.5 * box.get_area()
 
 
-def _put_line(page: pymupdf.Page, text: str, box: pymupdf.Rect) -> None:
+def _put_line(shape: pymupdf.Shape, text: str, box: pymupdf.Rect) -> None:
     size = box.height / BOX_PER_SIZE
     font = FONT if all(ord(ch) < 256 for ch in text) else WIDE_FONT
     natural = pymupdf.get_text_length(text, fontname=font, fontsize=size)
@@ -106,7 +110,7 @@ def _put_line(page: pymupdf.Page, text: str, box: pymupdf.Rect) -> None:
     # The glyph boxes fill the line box: scaled across to its width, down to its height.
     stretch = pymupdf.Matrix(box.width / natural, box.height / (FONT_HEIGHT * size))
     baseline = pymupdf.Point(box.x0, box.y1 - DESCENT * box.height)
-    page.insert_text(
+    shape.insert_text(
         baseline, text, fontname=font, fontsize=size, render_mode=3, morph=(baseline, stretch)
     )
 
