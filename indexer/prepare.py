@@ -129,7 +129,6 @@ def _read_whole(
 
 def _parse(path: Path, fmt: str, state: WorkerState, beat: Beat) -> ParsedDocument:
     if fmt != "pdf":
-        state.reading.pool.release()  # no scans in it: kept OCR processes end before it is read
         return _office(fmt)(path)
     state.reading.on_page = lambda done, total: beat("ocr", done, total)
     return parse_pdf(path, state.reading, on_page=PagesRead(beat))
@@ -165,8 +164,9 @@ def _finish(
 def load_reader(path: Path, state: WorkerState) -> None:
     """Import and set up the parser ``path`` needs, so a budget measured after this counts the
     file's own memory, not the library's (docling's import maps ~1.2 GB, torch included). OCR
-    processes kept from the scans before a file that is not a PDF end first: they are not
-    needed, and docling's memory would sit beside theirs."""
+    processes kept from the scans before a file that is not a PDF end first (the one place they
+    end for such a file; a Dask task ends them after each document): they are not needed, and
+    docling's memory would sit beside theirs."""
     if _format(path) != "pdf":
         state.reading.pool.release()
     if file_format(path) in DOCLING_FORMATS:
