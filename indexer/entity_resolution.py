@@ -246,6 +246,7 @@ def _unmarked(name: str) -> str:
     return _AFFILIATION_MARK.sub("", name)
 
 
+@lru_cache(maxsize=8192)
 def _forms(name: str) -> frozenset[str]:
     """Every form of the name's content words, for finding candidates."""
     return frozenset().union(*(words_of(word) for word in _content_words(name)))
