@@ -20,9 +20,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from docsym.indexer.chunking import model_tokenizer  # noqa: E402
-from docsym.indexer.discover import file_format  # noqa: E402
-from docsym.indexer.office import OFFICE_PARSERS  # noqa: E402
-from docsym.indexer.office.convert import converter  # noqa: E402
+from docsym.indexer.prepare import parser_of  # noqa: E402
+from docsym.runtime.formats import FileFormat, format_of  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus"
 REPEATS = 2
@@ -37,8 +36,8 @@ def docx_paragraphs(path: Path) -> int | None:
         ).count(b"<w:p ")
 
 
-def best_parse(path: Path):
-    parse = OFFICE_PARSERS[file_format(path)]
+def best_parse(path: Path, fmt: FileFormat):
+    parse = parser_of(fmt)
     best, parsed = float("inf"), None
     for _ in range(REPEATS):
         start = time.perf_counter()
@@ -51,8 +50,13 @@ def main(argv: list[str]) -> None:
     files = [Path(a) for a in argv] or sorted((CORPUS / "office").iterdir())
     start = time.perf_counter()
     model_tokenizer()
-    converter()
-    import docling.datamodel.base_models  # noqa: F401  (imported on first conversion)
+    import docling.datamodel.document  # noqa: F401  (imported on first conversion)
+
+    office = [f for f in map(format_of, files) if f is not None and not f.page_images]
+    for fmt in office:
+        parser_of(fmt)
+        for module in fmt.libraries:
+            __import__(module)
 
     print(f"one-time load (docling import, tokenizer): {time.perf_counter() - start:.1f} s\n")
     header = (
@@ -62,9 +66,10 @@ def main(argv: list[str]) -> None:
     print(header)
     print("-" * len(header))
     for path in files:
-        if file_format(path) not in OFFICE_PARSERS:
+        fmt = format_of(path)
+        if fmt is None or fmt.page_images:  # office formats only
             continue
-        seconds, parsed = best_parse(path)
+        seconds, parsed = best_parse(path, fmt)
         kb = path.stat().st_size / 1024
         pages = len(parsed.pages)
         paragraphs = docx_paragraphs(path)

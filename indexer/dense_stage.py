@@ -157,7 +157,7 @@ class DenseStage:
         except SinkBroken:
             raise
         except Exception as exc:  # the document stays searchable by keyword; a rerun retries
-            log.exception("encoding %s failed", job.doc_id)
+            log.debug("encoding %s failed", job.doc_id, exc_info=True)
             self.failures.append((job.doc_id, f"{type(exc).__name__}: {exc}"))
             return
         self.seconds += seconds

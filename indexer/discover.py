@@ -8,23 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from docsym.runtime.formats import format_of
 from docsym.storage.file_names import readable
-
-SUPPORTED_SUFFIXES = {
-    ".pdf": "pdf",
-    # Office formats (indexer/office): parsed by docling, XLSX by openpyxl.
-    ".docx": "docx",
-    ".html": "html",
-    ".htm": "html",
-    ".pptx": "pptx",
-    ".xlsx": "xlsx",
-    ".md": "md",
-    ".markdown": "md",
-}
-
-
-# The formats docling reads (XLSX is read by openpyxl).
-DOCLING_FORMATS = frozenset({"docx", "html", "pptx", "md"})
 
 
 @dataclass
@@ -112,7 +97,7 @@ class _Walk:
 
 
 def _supported(path: Path) -> bool:
-    return path.suffix.lower() in SUPPORTED_SUFFIXES
+    return format_of(path) is not None
 
 
 def _leads(link: Path) -> str:
@@ -120,10 +105,6 @@ def _leads(link: Path) -> str:
         return f"to {readable(os.readlink(link))}"
     except OSError as exc:
         return exc.strerror or "unreadable"
-
-
-def file_format(path: Path) -> str | None:
-    return SUPPORTED_SUFFIXES.get(path.suffix.lower())
 
 
 def sha256_of(path: Path) -> str:

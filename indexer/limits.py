@@ -20,11 +20,13 @@ lists the largest each has to admit.
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from xml.parsers import expat
 
 from docsym.indexer.errors import ParseError
+from docsym.runtime.formats import FileFormat
 
 MB = 2**20
 READ_BYTES = 1 << 20
@@ -49,16 +51,15 @@ class FileLimits:
         return cls(dict(s.max_file_mb), s.max_sheet_cells, s.max_nesting, s.max_page_points)
 
 
-def check_file(path: Path, fmt: str, limits: FileLimits) -> None:
+def check_file(path: Path, fmt: FileFormat, limits: FileLimits) -> None:
     """Raise ``LimitError`` if the file at ``path`` (of format ``fmt``) passes a limit."""
-    if fmt in ("docx", "pptx", "xlsx"):
-        _check_package(path, fmt, limits)
+    if fmt.packaged:
+        _check_package(path, fmt.name, limits)
         return
-    _check_size(path.stat().st_size, fmt, limits, "")
-    if fmt == "html":
-        _check_html_depth(path, limits.nesting)
-    elif fmt == "pdf":
-        _check_page_sizes(path, limits.page_points)
+    _check_size(path.stat().st_size, fmt.name, limits, "")
+    check = _CONTENT_CHECKS.get(fmt.name)
+    if check is not None:
+        check(path, limits)
 
 
 def _check_page_sizes(path: Path, limit: float) -> None:
@@ -210,3 +211,10 @@ def _check_html_depth(path: Path, limit: int) -> None:
                     element.clear()
     except etree.LxmlError:
         return  # what libxml2 cannot read, the HTML parser reports in its own words
+
+
+# A format's own check of its content, beyond its size (packaged formats: part by part above).
+_CONTENT_CHECKS: dict[str, Callable[[Path, FileLimits], None]] = {
+    "pdf": lambda path, limits: _check_page_sizes(path, limits.page_points),
+    "html": lambda path, limits: _check_html_depth(path, limits.nesting),
+}

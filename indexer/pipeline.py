@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from docsym.indexer.dense_stage import DenseStage
-from docsym.indexer.discover import DOCLING_FORMATS, discover, doc_id_for, file_format, sha256_of
+from docsym.indexer.discover import discover, doc_id_for, sha256_of
 from docsym.indexer.limits import FileLimits
 from docsym.indexer.ocr import PROCESS_MB as OCR_PROCESS_MB
 from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
@@ -28,6 +28,7 @@ from docsym.indexer.progress import PageCount, PageMeter
 from docsym.indexer.sinks import Sink, SinkBroken, ocr_cache_path, open_sink
 from docsym.indexer.workers import Step, WorkerPool, budget_from_settings
 from docsym.runtime.extras import require
+from docsym.runtime.formats import FORMATS, reads
 from docsym.runtime.process_limits import give_back_free_memory
 from docsym.runtime.settings import OcrMode, get_settings
 from docsym.storage.file_names import readable
@@ -193,16 +194,17 @@ def _setup(ocr: OcrMode | None, target: Path | str, workers: int) -> WorkerSetup
         ocr_processes=settings.ocr_workers
         or max(1, min(cores, settings.index_memory_mb // OCR_PROCESS_MB)),
         limits=FileLimits.from_settings(),
+        verbose=logging.getLogger().isEnabledFor(logging.DEBUG),
     )
 
 
 def _in_order(plans: list[FilePlan], workers: int) -> list[FilePlan]:
     """With several workers, largest first: one started last would leave the others idle. With
-    one, files read by docling last: its import (torch included, ~280 MB resident) then stays
-    out of the worker while it reads PDFs and their scans."""
+    one, in the order of ``FORMATS``: PDFs and their scans first, docling's formats last, so
+    its import (~100 MB resident) never sits beside OCR processes."""
     if workers > 1:
         return sorted(plans, key=lambda plan: plan.path.stat().st_size, reverse=True)
-    return sorted(plans, key=lambda plan: (file_format(plan.path) in DOCLING_FORMATS, plan.path))
+    return sorted(plans, key=lambda plan: (FORMATS.index(reads(plan.path)), plan.path))
 
 
 def _announced(plans: Iterable[FilePlan], progress: Progress) -> Iterator[FilePlan]:
@@ -379,7 +381,7 @@ def _write(prepared: Prepared, sink: Sink, report: IndexReport) -> bool:
     except SinkBroken:
         raise
     except Exception as exc:  # nothing of it was written; the next file may well be
-        log.exception("writing %s failed", path)
+        log.debug("writing %s failed", path, exc_info=True)
         report.failed.append((path, f"could not be written: {type(exc).__name__}: {exc}"))
         return False
     for stage, seconds in [*prepared.seconds.items(), ("write", time.perf_counter() - started)]:

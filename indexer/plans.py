@@ -49,3 +49,4 @@ class WorkerSetup:
     ocr_cache: Path
     ocr_processes: int
     limits: FileLimits
+    verbose: bool = False  # log debug messages, tracebacks included (docsym -v)

@@ -6,6 +6,7 @@ Runs in worker processes (``indexer/workers.py``, or Dask workers with ``docsym 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -13,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from docsym.indexer.discover import DOCLING_FORMATS, doc_id_for, file_format, sha256_of
+from docsym.indexer.discover import doc_id_for, sha256_of
 from docsym.indexer.embedding import build_entries
 from docsym.indexer.errors import ParseError
 from docsym.indexer.graph import build_graph
@@ -21,14 +22,18 @@ from docsym.indexer.limits import FileLimits, check_file
 from docsym.indexer.model import ParsedDocument
 from docsym.indexer.ocr.pages import OcrRun
 from docsym.indexer.ocr.pool import OcrCache, OcrPool
-from docsym.indexer.pdf.parser import NO_TEXT_WARNING, parse_pdf
+from docsym.indexer.pdf.parser import NO_TEXT_WARNING
 from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
 from docsym.indexer.progress import Beat, PagesRead, ReportingSummariser
 from docsym.indexer.summaries import LlmSummariser, summarise_document, summariser_from_settings
 from docsym.indexer.views import FileFacts, build_rows
+from docsym.runtime.formats import FileFormat, reads
 from docsym.runtime.settings import get_settings
 
 log = logging.getLogger(__name__)
+
+# Every format's parser: the file, the run's OCR, and a callback told of pages read.
+Parser = Callable[[Path, OcrRun, Callable[[int, int], None]], ParsedDocument]
 
 # A file rewritten while it is read is read again, up to this many times in all.
 READS = 3
@@ -69,7 +74,7 @@ def _stage(seconds: dict[str, float], name: str, beat: Beat) -> Iterator[None]:
 def refusal(plan: FilePlan, limits: FileLimits) -> str | None:
     """Why an input limit refuses the file, found before any parser is loaded; None if none."""
     try:
-        check_file(plan.path, _format(plan.path), limits)
+        check_file(plan.path, reads(plan.path), limits)
     except ParseError as exc:
         return str(exc)
     return None
@@ -83,7 +88,7 @@ def prepare(plan: FilePlan, state: WorkerState, beat: Beat | None = None) -> Pre
     beat = beat or Beat()
     seconds: dict[str, float] = {}
     try:
-        parsed, plan = _read_whole(plan, _format(plan.path), state, seconds, beat)
+        parsed, plan = _read_whole(plan, reads(plan.path), state, seconds, beat)
     except ParseError as exc:
         return Prepared(plan, failure=str(exc))
     except RecursionError:
@@ -91,7 +96,7 @@ def prepare(plan: FilePlan, state: WorkerState, beat: Beat | None = None) -> Pre
     except Exception as exc:  # a parser bug on one file must not stop the run
         if out_of_memory(exc):
             raise MemoryError from exc
-        log.exception("unexpected error parsing %s", plan.path)
+        log.debug("unexpected error parsing %s", plan.path, exc_info=True)
         return Prepared(plan, failure=f"internal error: {type(exc).__name__}: {exc}")
     return _finish(plan, parsed, state, seconds, beat)
 
@@ -103,12 +108,8 @@ def out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, MemoryError) or "failed to allocate" in text or "malloc" in text
 
 
-def _format(path: Path) -> str:
-    return file_format(path) or "pdf"  # explicitly named files are tried as PDF
-
-
 def _read_whole(
-    plan: FilePlan, fmt: str, state: WorkerState, seconds: dict[str, float], beat: Beat
+    plan: FilePlan, fmt: FileFormat, state: WorkerState, seconds: dict[str, float], beat: Beat
 ) -> tuple[ParsedDocument, FilePlan]:
     """Parse the file, then hash it again: if it changed since it was planned or while it was
     parsed, parse what it holds now, so the content and its doc_id agree."""
@@ -127,11 +128,9 @@ def _read_whole(
     )
 
 
-def _parse(path: Path, fmt: str, state: WorkerState, beat: Beat) -> ParsedDocument:
-    if fmt != "pdf":
-        return _office(fmt)(path)
+def _parse(path: Path, fmt: FileFormat, state: WorkerState, beat: Beat) -> ParsedDocument:
     state.reading.on_page = lambda done, total: beat("ocr", done, total)
-    return parse_pdf(path, state.reading, on_page=PagesRead(beat))
+    return parser_of(fmt)(path, state.reading, PagesRead(beat))
 
 
 def _finish(
@@ -162,25 +161,24 @@ def _finish(
 
 
 def load_reader(path: Path, state: WorkerState) -> None:
-    """Import and set up the parser ``path`` needs, so a budget measured after this counts the
-    file's own memory, not the library's (docling's import maps ~1.2 GB, torch included). OCR
-    processes kept from the scans before a file that is not a PDF end first (the one place they
-    end for such a file; a Dask task ends them after each document): they are not needed, and
-    docling's memory would sit beside theirs."""
-    if _format(path) != "pdf":
+    """Import the parser ``path`` needs and the libraries it loads, so a budget measured after
+    this counts the file's own memory, not the library's. OCR processes kept from the scans
+    before a file that OCR does not read end first (the one place they end for such a file; a
+    Dask task ends them after each document): they are not needed, and another library's
+    memory would sit beside theirs."""
+    fmt = reads(path)
+    if not fmt.page_images:  # OCR reads page images only
         state.reading.pool.release()
-    if file_format(path) in DOCLING_FORMATS:
-        from docsym.indexer.office.convert import converter
+    for module in fmt.libraries:
+        importlib.import_module(module)
+    parser_of(fmt)
 
-        converter()
 
-
-def _office(fmt: str) -> Callable[[Path], ParsedDocument]:
-    """The parser of an office format, imported on first use (its libraries take a third of a
-    second to import, which a folder of PDFs should not pay)."""
-    from docsym.indexer.office import OFFICE_PARSERS
-
-    return OFFICE_PARSERS[fmt]
+def parser_of(fmt: FileFormat) -> Parser:
+    """The format's parser, imported on first use: an office library takes seconds to import,
+    which a folder of PDFs should not pay."""
+    module, _, function = fmt.parser.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 # -- on a Dask worker ------------------------------------------------------------------------

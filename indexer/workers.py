@@ -25,19 +25,25 @@ next file finds its whole budget.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import logging
 import multiprocessing
 import os
 import signal
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docsym.indexer.errors import WorkerSetupError
 from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
 from docsym.indexer.progress import Beat
+from docsym.indexer.worker_output import WorkerOutput, crash_cause
+from docsym.runtime.formats import reads
 
 if TYPE_CHECKING:
     from docsym.indexer.prepare import WorkerState
@@ -51,10 +57,11 @@ from docsym.runtime.process_limits import (
 
 log = logging.getLogger(__name__)
 
-# A worker holding this much more than when it was ready, after a file (and after giving
-# freed memory back), is replaced: a fragmented heap keeps what a large document used, which
-# would sit beside the next file's OCR processes. A new worker costs ~1 s, paid after large
-# documents only.
+# A worker holding this much more after a file (and after giving freed memory back) than once
+# its parser was loaded is replaced: a fragmented heap keeps what a large document used, which
+# would sit beside the next file's OCR processes. A parser's libraries are not counted (they
+# serve the next file of the format), so a folder of small office files keeps its worker; a
+# new worker costs ~1 s, paid after large documents only.
 RECYCLE_MB = 256
 # How long a worker may take to start (imports; a loaded machine's cold disk takes longest).
 START_SECONDS = 600.0
@@ -81,10 +88,12 @@ class Step:
 # -- in the worker process -------------------------------------------------------------------
 
 
-def _serve(conn: Connection, setup: WorkerSetup, memory_mb: int) -> None:
+def _serve(conn: Connection, setup: WorkerSetup, memory_mb: int, output: str) -> None:
     """A worker's life: start, then prepare each plan it is sent, until told to stop."""
     os.setsid()  # its own process group: killing it kills the OCR processes it starts
     die_with_parent()
+    _write_output_to(output, setup.verbose)
+    _keep_torch_out()
     from docsym.indexer.prepare import start_worker_state  # the parsers: in workers only
 
     try:
@@ -92,11 +101,34 @@ def _serve(conn: Connection, setup: WorkerSetup, memory_mb: int) -> None:
     except Exception as exc:  # no file can be prepared: the run is told why
         conn.send(("broken", f"{type(exc).__name__}: {exc}"))
         return
-    conn.send(("ready", resident_mb()))
+    conn.send(("ready",))
     try:
         _serve_plans(conn, state, memory_mb)
     finally:
         state.close()
+
+
+def _write_output_to(path: str, verbose: bool) -> None:
+    """Send this process's stderr (C libraries' messages, logs, a fatal signal's Python stack
+    from faulthandler) to ``path``, which the indexing process relays and reads a crash's cause
+    from: a worker that dies without an answer is then reported with its own last words."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    os.dup2(fd, 2)
+    os.close(fd)
+    faulthandler.enable()
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
+def _keep_torch_out() -> None:
+    """Workers load no model, but where torch is installed (the torch extra) docling's speech
+    presets import it, and transformers, only to ask whether an Apple GPU is there: 190 MB and
+    4 s of every worker start that reads an office file. An import of torch here fails as if it
+    were not installed, which those presets expect."""
+    sys.modules.setdefault("torch", None)  # type: ignore[assignment]
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # its note that torch is missing
 
 
 def _serve_plans(conn: Connection, state: WorkerState, memory_mb: int) -> None:
@@ -114,27 +146,58 @@ def _serve_plans(conn: Connection, state: WorkerState, memory_mb: int) -> None:
 def _prepare_one(conn: Connection, plan: FilePlan, state: WorkerState, memory_mb: int) -> bool:
     """Prepare one file under the memory cap and send the result; False if this worker should
     end now (it ran out of memory, and may be left broken)."""
-    from docsym.indexer.prepare import load_reader, refusal
+    from docsym.indexer.prepare import refusal
 
     lift_address_cap()
     failure = refusal(plan, state.limits)  # refused at once: no parser loaded for it
+    loaded_mb = resident_mb()
+    prepared: Prepared | None = None
     if failure is not None:
         prepared = Prepared(plan, failure=failure)
     else:
-        load_reader(plan.path, state)  # its parser's libraries are the worker's, not the file's
+        prepared = _load_reader(plan, state)  # its libraries are the worker's, not the file's
+        loaded_mb = resident_mb()
+    if prepared is None:
         cap_address_space(memory_mb, final=False)
         beat = Beat(lambda what, done, total: conn.send(("step", Step(what, done, total))))
         prepared = _prepare_bounded(plan, state, beat, memory_mb)
     keep = prepared.failure != _memory_failure(memory_mb)
-    give_back_free_memory()  # what parsing freed, so the size sent is what the worker keeps
+    give_back_free_memory()  # what parsing freed, so the growth sent is what the worker keeps
     try:
-        conn.send(("done", prepared, resident_mb(), keep))
+        conn.send(("done", prepared, resident_mb() - loaded_mb, keep))
     except MemoryError:  # the result itself did not fit: report the file, not the worker
         conn.send(("done", Prepared(plan, failure=_memory_failure(memory_mb)), 0, False))
         return False
     del prepared
     give_back_free_memory()
     return keep
+
+
+def _load_reader(plan: FilePlan, state: WorkerState) -> Prepared | None:
+    """Load the file's parser; None when loaded, else the file's failure saying why not."""
+    from docsym.indexer.prepare import load_reader
+
+    try:
+        load_reader(plan.path, state)
+    except ImportError as exc:
+        return Prepared(plan, failure=missing_library(exc, reads(plan.path).title))
+    except Exception as exc:  # a broken install: the file is reported, the next may load
+        return Prepared(
+            plan,
+            failure=f"cannot load the {reads(plan.path).title} reader: "
+            f"{type(exc).__name__}: {exc}",
+        )
+    return None
+
+
+def missing_library(exc: ImportError, title: str) -> str:
+    """Why a reader could not load, with the fix: the missing module named, and how to add it."""
+    missing = exc.name or "a module"
+    return (
+        f"cannot load the {title} reader: {type(exc).__name__}: {exc}; the installed packages "
+        f"lack {missing}: reinstall docsym (pip install --force-reinstall docsym) or install it "
+        f"(pip install {missing.split('.')[0]})"
+    )
 
 
 def _prepare_bounded(plan: FilePlan, state: WorkerState, beat: Beat, memory_mb: int) -> Prepared:
@@ -145,7 +208,7 @@ def _prepare_bounded(plan: FilePlan, state: WorkerState, beat: Beat, memory_mb: 
     except Exception as exc:  # a bug on one file must not stop the run
         if out_of_memory(exc):
             return Prepared(plan, failure=_memory_failure(memory_mb))
-        log.exception("unexpected error preparing %s", plan.path)
+        log.debug("unexpected error preparing %s", plan.path, exc_info=True)
         return Prepared(plan, failure=f"internal error: {type(exc).__name__}: {exc}")
 
 
@@ -163,7 +226,8 @@ def _memory_failure(memory_mb: int) -> str:
 class _Worker:
     process: multiprocessing.process.BaseProcess
     conn: Connection
-    ready_mb: int | None = None  # resident memory once ready; None while starting
+    output: WorkerOutput
+    ready: bool = False  # started: its imports done
     plan: FilePlan | None = None  # the file it is preparing
     deadline: float = 0.0
     steps: list[Step] = field(default_factory=list)
@@ -189,6 +253,8 @@ class WorkerPool:
         self.on_step = on_step
         self._workers: list[_Worker] = []
         self._context = multiprocessing.get_context("spawn")  # no forked ONNX Runtime threads
+        self._outputs = tempfile.TemporaryDirectory(prefix="docsym-workers-")
+        self._started = 0
 
     def start_one(self) -> None:
         """Start a worker now, before there is a plan for it: its imports (~0.5 s) then overlap
@@ -229,14 +295,16 @@ class WorkerPool:
 
     def _start(self) -> _Worker:
         parent, child = self._context.Pipe()
+        self._started += 1
+        output = WorkerOutput(Path(self._outputs.name), f"worker-{self._started}")
         # Not a daemon: a worker starts OCR processes. It dies with this process all the same
         # (die_with_parent), and close() ends it.
         process = self._context.Process(
-            target=_serve, args=(child, self.setup, self.budget.memory_mb)
+            target=_serve, args=(child, self.setup, self.budget.memory_mb, str(output.path))
         )
         process.start()
         child.close()
-        worker = _Worker(process, parent)
+        worker = _Worker(process, parent, output)
         self._workers.append(worker)
         return worker
 
@@ -244,7 +312,7 @@ class WorkerPool:
         worker.plan = plan
         worker.conn.send(plan)
         worker.deadline = time.monotonic() + (
-            self.budget.stall_seconds if worker.ready_mb is not None else START_SECONDS
+            self.budget.stall_seconds if worker.ready else START_SECONDS
         )
 
     def _collect(self, busy: list[_Worker]) -> Iterator[Prepared]:
@@ -266,22 +334,23 @@ class WorkerPool:
             message = worker.conn.recv()
         except (EOFError, OSError):
             return self._crashed(worker)
+        worker.output.relay()
         kind = message[0]
         if kind == "broken":
             self._retire(worker)
             raise WorkerSetupError(f"an index worker could not start: {message[1]}")
         worker.deadline = time.monotonic() + self.budget.stall_seconds
         if kind == "ready":
-            worker.ready_mb = message[1]
+            worker.ready = True
             return None
         if kind == "step":
             worker.steps.append(message[1])
             if self.on_step is not None:
                 self.on_step(plan, message[1])
             return None
-        prepared, rss_mb, keep = message[1], message[2], message[3]
+        prepared, grown_mb, keep = message[1], message[2], message[3]
         worker.plan, worker.steps = None, []
-        if not keep or rss_mb > (worker.ready_mb or 0) + RECYCLE_MB:
+        if not keep or grown_mb > RECYCLE_MB:
             self._retire(worker)
         return prepared
 
@@ -300,21 +369,20 @@ class WorkerPool:
         plan = worker.plan
         assert plan is not None
         worker.process.join(timeout=5)  # how it ended, before it is cleared away
-        code = worker.process.exitcode
+        how, out_of_memory = crash_cause(worker.process.exitcode, worker.output.tail())
+        worker.output.relay()
         self._retire(worker)
-        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit {code}"
-        return Prepared(
-            plan,
-            failure=f"its worker process ended without an answer ({how}), most often at the "
-            f"memory limit ({self.budget.memory_mb:,} MB for one file): "
-            "DOCSYM_INDEX_MEMORY_MB raises it",
-        )
+        failure = f"its worker process ended without an answer ({how})"
+        if out_of_memory:
+            failure = f"{_memory_failure(self.budget.memory_mb)}; {failure}"
+        return Prepared(plan, failure=failure)
 
     def _retire(self, worker: _Worker) -> None:
         """Stop ``worker`` and the processes it started, now."""
         self._workers.remove(worker)
         _kill_group(worker.process)
         worker.conn.close()
+        worker.output.remove()
 
     def close(self) -> None:
         for worker in list(self._workers):
@@ -323,7 +391,9 @@ class WorkerPool:
                     worker.conn.send(None)
         for worker in list(self._workers):
             worker.process.join(timeout=5 if not worker.busy else 0)
+            worker.output.relay()
             self._retire(worker)
+        self._outputs.cleanup()
 
 
 _DOING = {

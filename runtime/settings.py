@@ -17,18 +17,13 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from docsym.runtime.formats import FORMATS
+
 ENV_PREFIX = "DOCSYM_"
 # Which pages OCR reads: those without a usable text layer, none, or every page.
 OcrMode = Literal["auto", "off", "force"]
 # Largest file per format, in MB (DOCX, PPTX, XLSX: unpacked), far above the corpus's largest.
-DEFAULT_FILE_MB = {
-    "pdf": 1024,
-    "docx": 512,
-    "pptx": 2048,
-    "xlsx": 256,
-    "html": 64,
-    "md": 16,
-}
+DEFAULT_FILE_MB = {f.name: f.max_mb for f in FORMATS}
 
 
 class Settings(BaseSettings):

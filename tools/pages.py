@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
+from docsym.runtime.formats import has_page_images
 from docsym.storage.file_names import original_path, readable
 from docsym.storage.ids import table_row_sql
 from docsym.storage.store import Store
@@ -164,10 +165,10 @@ def _pdf_of(store: Store, doc_id: str) -> tuple[Path, int, str | None]:
         raise NotFoundError(
             f"no document with doc_id {doc_id!r}; call list_documents to see the indexed ids"
         )
-    path, path_bytes, file_format, page_count, sha256 = row
-    if file_format != "pdf":
+    path, path_bytes, format_name, page_count, sha256 = row
+    if not has_page_images(format_name):
         raise ToolError(
-            f"document {doc_id} is a {file_format} file, which has no page images: only PDFs "
+            f"document {doc_id} is a {format_name} file, which has no page images: only PDFs "
             "are rendered. Read its content instead: select_subtree (a section's text, tables "
             "and images), get_table for a table, or run_sql over chunks, sections and "
             f"table_cells WHERE doc_id = '{doc_id}'"

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from docsym.runtime.formats import format_named
 from docsym.storage.store import Store
 
 # Clients reject responses over ~25k tokens; NeuSym-RAG caps an observation at ~5k tokens.
@@ -70,8 +71,9 @@ def _read_page_labels(store: Store) -> dict[tuple[str, int], str]:
     )
     rows = store.sql().execute(sql).fetchall()
     labels: dict[tuple[str, int], str] = {}
-    for doc, page, label, file_format in rows:
-        if file_format == "xlsx":  # a sheet is known by its name, whatever its position
+    for doc, page, label, format_name in rows:
+        fmt = format_named(format_name)
+        if fmt is not None and fmt.pages == "sheet":  # known by its name, whatever its position
             labels[(doc, page)] = f"sheet {label}"
         elif label and label != str(page):
             labels[(doc, page)] = f"printed {label}"

@@ -13,6 +13,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import BaseModel, Field
 
+from docsym.runtime.formats import has_page_images
 from docsym.storage import ids
 from docsym.storage.schema import POOLED, dense_columns, encodable_columns, table
 from docsym.storage.store import EntryRow, Store
@@ -308,13 +309,13 @@ def _table_of(primary_key: str) -> str | None:
 
 
 def _page_images(store: Store) -> set[str]:
-    """The documents whose pages view_page renders: PDFs."""
-    return store.derived("pdf-documents", _read_pdf_documents)
+    """The documents whose pages view_page renders (PDFs)."""
+    return store.derived("page-image-documents", _read_page_image_documents)
 
 
-def _read_pdf_documents(store: Store) -> set[str]:
-    rows = store.sql().execute("SELECT doc_id FROM documents WHERE format = 'pdf'").fetchall()
-    return {doc_id for (doc_id,) in rows}
+def _read_page_image_documents(store: Store) -> set[str]:
+    rows = store.sql().execute("SELECT doc_id, format FROM documents").fetchall()
+    return {doc_id for doc_id, format_name in rows if has_page_images(format_name)}
 
 
 def _check_query(query: str, limit: int) -> None:

@@ -24,6 +24,7 @@ from docsym.language.labels import (
     label_words,
 )
 from docsym.language.terms import FUNCTION_WORDS
+from docsym.runtime.formats import has_page_images
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.results import (
@@ -192,7 +193,7 @@ def get_table(
         doubts=meta["doubts"] or [],
         format=format,
         sheet_range=sheet_range(cells),
-        has_page_image=meta["format"] == "pdf",
+        has_page_image=has_page_images(meta["format"]),
         content="",
     )
     data = [c for c in cells if not (c["is_col_header"] or c["is_row_header"])]

@@ -177,7 +177,7 @@ class OcrPool:
         except BrokenProcessPool:
             raise  # the caller rebuilds the pool
         except Exception as exc:  # one page's failure must not lose the document
-            log.exception("OCR of page %s failed", image.page)
+            log.debug("OCR of page %s failed", image.page, exc_info=True)
             return f"page {image.page}: OCR failed ({type(exc).__name__}: {exc})"
 
     def _restart(self) -> None:

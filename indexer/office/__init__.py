@@ -17,20 +17,4 @@ from docsym.indexer.office.parsers import (
     parse_xlsx,
 )
 
-# Format name (documents.format; suffixes in indexer.discover) -> parser.
-OFFICE_PARSERS = {
-    "docx": parse_docx,
-    "html": parse_html,
-    "pptx": parse_pptx,
-    "xlsx": parse_xlsx,
-    "md": parse_markdown,
-}
-
-__all__ = [
-    "OFFICE_PARSERS",
-    "parse_docx",
-    "parse_html",
-    "parse_markdown",
-    "parse_pptx",
-    "parse_xlsx",
-]
+__all__ = ["parse_docx", "parse_html", "parse_markdown", "parse_pptx", "parse_xlsx"]

@@ -1,49 +1,75 @@
-"""Run docling's converter for DOCX, HTML, PPTX and Markdown (no PDF pipeline, no models).
+"""Read DOCX, HTML, PPTX and Markdown into a DoclingDocument with docling's format backends.
 
-The converter is restricted to the declarative formats, so it loads no layout or OCR model and
-never touches the network (remote and local image fetching stay off, docling's default). docling
-takes several seconds to import, so it is imported on first use: indexing only PDFs never pays.
+The backends are called directly, as docling's own simple pipeline calls them, rather than
+through its ``DocumentConverter``: the converter module imports every pipeline docling has, its
+speech pipeline among them, and that one imports torch, which the default install does not have
+(docling-slim 2.143: every office file failed with ``No module named 'torch'``). The backends
+load no model and fetch nothing: remote and local fetching are off, set here rather than left
+to a default that a release could change. docling is imported on first use, so indexing only
+PDFs never pays its import; a worker imports the backend its file needs before its memory
+budget is measured (``runtime/formats.py``'s ``libraries``).
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
-from functools import lru_cache
 from io import BytesIO
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docsym.indexer.errors import ParseError
+from docsym.runtime.formats import BY_NAME
 
 if TYPE_CHECKING:
-    from docling.document_converter import DocumentConverter
     from docling_core.types.doc import DoclingDocument
 
 log = logging.getLogger(__name__)
 
-
-@lru_cache(maxsize=1)
-def converter() -> DocumentConverter:
-    from docling.datamodel.base_models import InputFormat
-    from docling.document_converter import DocumentConverter
-
-    formats = [InputFormat.DOCX, InputFormat.HTML, InputFormat.PPTX, InputFormat.MD]
-    return DocumentConverter(allowed_formats=formats)
+# Format -> (docling's InputFormat member, its backend class, that class's options class).
+_BACKENDS = {
+    "docx": ("DOCX", "MsWordDocumentBackend", None),
+    "html": ("HTML", "HTMLDocumentBackend", "HTMLBackendOptions"),
+    "pptx": ("PPTX", "MsPowerpointDocumentBackend", None),
+    "md": ("MD", "MarkdownDocumentBackend", "MarkdownBackendOptions"),
+}
 
 
 def convert(path: Path, fmt: str, data: bytes | None = None) -> DoclingDocument:
     """The DoclingDocument of ``path`` (or of ``data``, e.g. rewritten HTML, named like it)."""
-    from docling.datamodel.base_models import ConversionStatus, DocumentStream
+    from docling.datamodel.base_models import InputFormat
+    from docling.datamodel.document import InputDocument
 
-    suffix = {"docx": ".docx", "html": ".html", "pptx": ".pptx", "md": ".md"}[fmt]
-    source = DocumentStream(name=f"{path.stem}{suffix}", stream=BytesIO(data or path.read_bytes()))
+    member, backend_name, options_name = _BACKENDS[fmt]
+    record = BY_NAME[fmt]
+    (module,) = record.libraries  # the backend's module
+    backend = getattr(importlib.import_module(module), backend_name)
+    name = f"{path.stem}{record.suffixes[0]}"
+    stream = BytesIO(data if data is not None else path.read_bytes())
     try:
-        result = converter().convert(source, raises_on_error=False)
-    except Exception as exc:  # docling raises its own types for unsupported or broken input
-        raise ParseError(f"cannot read {fmt.upper()}: {type(exc).__name__}: {exc}") from None
-    if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
-        reasons = "; ".join(e.error_message for e in result.errors) or str(result.status)
-        raise ParseError(f"cannot read {fmt.upper()}: {reasons}")
-    if result.status == ConversionStatus.PARTIAL_SUCCESS:
-        log.warning("%s: partial conversion: %s", path, [e.error_message for e in result.errors])
-    return result.document
+        document = InputDocument(
+            stream,
+            InputFormat[member],
+            backend=backend,
+            backend_options=_options(options_name),
+            filename=name,
+        )
+        if not document.valid:
+            raise ParseError(f"cannot read {record.title}: docling found it invalid")
+        # docling's simple pipeline does exactly this with a declarative backend.
+        return document._backend.convert()
+    except ParseError:
+        raise
+    except (ImportError, MemoryError, RecursionError):
+        raise  # a missing library or the memory limit, reported as such by the worker
+    except Exception as exc:  # docling raises its own types for broken input
+        raise ParseError(f"cannot read {record.title}: {type(exc).__name__}: {exc}") from None
+
+
+def _options(name: str | None) -> object | None:
+    """The backend's options with every fetch off; None where the backend takes none."""
+    if name is None:
+        return None
+    from docling.datamodel import backend_options
+
+    return getattr(backend_options, name)(enable_remote_fetch=False, enable_local_fetch=False)

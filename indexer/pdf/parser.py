@@ -78,7 +78,7 @@ def parse_pdf(
             try:
                 return fn()
             except Exception as exc:  # one view failing must not lose the document
-                log.exception("%s: %s extraction failed", path, name)
+                log.debug("%s: %s extraction failed", path, name, exc_info=True)
                 warnings.append(f"{name} extraction failed: {type(exc).__name__}: {exc}")
                 return empty
 
