@@ -320,11 +320,24 @@ def _cmd_status(args: argparse.Namespace) -> int:
     rows = list(status.row_counts.items())
     print_table(("view", "rows"), rows, title=f"docsym index {status.index}", right=("rows",))
     if status.awaiting_vectors:
-        print(
-            f"{status.awaiting_vectors} document(s) searchable by keyword only: their vectors "
-            "are still being written (docsym index finishes them)."
-        )
+        when = _vectors_when(status.indexing)
+        print(f"{status.awaiting_vectors} document(s) searchable by keyword only: {when}.")
+    if status.failed_count:
+        print(f"{status.failed_count} file(s) could not be indexed:")
+        for failed in status.failed_files:
+            print(f"  {failed.outcome} {failed.path} ({failed.recorded_at}): {failed.reason}")
+        if status.failed_count > len(status.failed_files):
+            more = status.failed_count - len(status.failed_files)
+            print(f"  ... and {more} more (list_documents pages them)")
     return 0
+
+
+def _vectors_when(indexing: bool) -> str:
+    """When the vectors of documents searchable by keyword only come: a run alive is writing
+    them; after a stopped or killed run, the next one does."""
+    if indexing:
+        return "their vectors are still being written"
+    return "their vectors are waiting for the next run (docsym index writes them)"
 
 
 def _cmd_sql(args: argparse.Namespace) -> int:
@@ -502,7 +515,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 def _cmd_check(args: argparse.Namespace) -> int:
     from docsym.storage.consistency import check
 
-    result = check(_store(args))
+    store = _store(args)
+    result = check(store)
     lines = [
         f"{result.expected} encodable cells, {result.entries} entries; missing "
         f"{result.missing_count}, orphans {result.orphan_count}; entries lacking per collection: "
@@ -515,8 +529,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         )
     if result.awaiting_vectors:
         lines.append(
-            f"{result.awaiting_vectors} document(s) searchable by keyword only, their vectors "
-            "still to be written (the next index run writes them)"
+            f"{result.awaiting_vectors} document(s) searchable by keyword only: "
+            f"{_vectors_when(store.indexing().alive)}"
         )
     lines += [f"missing {item}" for item in result.missing]
     lines += [f"orphan {item}" for item in result.orphans]

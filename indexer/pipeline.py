@@ -31,6 +31,8 @@ from docsym.runtime.extras import require
 from docsym.runtime.formats import FORMATS, reads
 from docsym.runtime.process_limits import give_back_free_memory
 from docsym.runtime.settings import OcrMode, get_settings
+from docsym.storage import failed_files
+from docsym.storage.failed_files import Outcome
 from docsym.storage.file_names import readable
 
 log = logging.getLogger(__name__)
@@ -118,6 +120,9 @@ def index_paths(
         if sink.needs_reindex:
             stale |= sink.reindex_doc_ids()
         plans = _plan(found.files, sink.documents_by_path(), stale, report)
+        records = _FailureRecords(sink)
+        records.failed(report.failed, "failed")
+        records.failed(report.skipped, "skipped")
         progress.start(len(plans))
         meter = PageMeter({str(plan.path): _size(plan.path) for plan in plans})
         told = _DenseProgress(progress, meter)
@@ -142,7 +147,9 @@ def index_paths(
                 ready = pool.prepare_all(taken, while_waiting=_waiting(sink, dense))
             for prepared in ready:
                 dense.ready()
-                if _write(prepared, sink, report) and vectors:
+                failure = _write(prepared, sink, report)
+                records.outcome(prepared.plan.path, failure)
+                if failure is None and vectors:
                     told.files[prepared.plan.doc_id] = (str(prepared.plan.path), prepared.pages)
                     meter.written(str(prepared.plan.path), prepared.pages)
                     dense.add(prepared.plan.doc_id)
@@ -165,6 +172,7 @@ def index_paths(
         sink.waiting(0)
         if prune:
             _prune(sink, report)
+        records.forget_gone()
         sink.publish_if_due(now=True)  # every file searchable; the vectors follow
         dense.finish()
         _dense_report(dense, sink, report)
@@ -367,12 +375,39 @@ class _Claims:
         self.held.clear()
 
 
-def _write(prepared: Prepared, sink: Sink, report: IndexReport) -> bool:
-    """Write a prepared file's first stage; whether it was written."""
+class _FailureRecords:
+    """Keeps the index's record of the files it could not read (``storage/failed_files.py``):
+    each failure and skip as the run reports it, cleared when a file is read or gone."""
+
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+        self.recorded = {text for text, _ in sink.recorded_failures()}
+
+    def failed(self, reported: list[tuple[str, str]], outcome: Outcome) -> None:
+        for text, reason in reported:
+            self.sink.record_failure(text, outcome, reason)
+            self.recorded.add(text)
+
+    def outcome(self, path: Path, failure: str | None) -> None:
+        """After a file is written (``failure`` None) or has failed."""
+        text = readable(path)
+        if failure is not None:
+            self.sink.record_failure(path, "failed", failure)
+            self.recorded.add(text)
+        elif text in self.recorded:
+            self.sink.clear_failures([text])
+            self.recorded.discard(text)
+
+    def forget_gone(self) -> None:
+        self.sink.clear_failures(failed_files.gone(self.sink.recorded_failures()))
+
+
+def _write(prepared: Prepared, sink: Sink, report: IndexReport) -> str | None:
+    """Write a prepared file's first stage; None if it was written, else why not."""
     path = readable(prepared.plan.path)
     if prepared.failure is not None:
         report.failed.append((path, prepared.failure))
-        return False
+        return prepared.failure
     plan = prepared.plan
     assert prepared.rows is not None
     started = time.perf_counter()
@@ -383,7 +418,7 @@ def _write(prepared: Prepared, sink: Sink, report: IndexReport) -> bool:
     except Exception as exc:  # nothing of it was written; the next file may well be
         log.debug("writing %s failed", path, exc_info=True)
         report.failed.append((path, f"could not be written: {type(exc).__name__}: {exc}"))
-        return False
+        return report.failed[-1][1]
     for stage, seconds in [*prepared.seconds.items(), ("write", time.perf_counter() - started)]:
         report.seconds[stage] = report.seconds.get(stage, 0.0) + seconds
     (report.updated if plan.is_update else report.added).append(path)
@@ -395,7 +430,7 @@ def _write(prepared: Prepared, sink: Sink, report: IndexReport) -> bool:
     report.tables += prepared.tables
     report.figures += prepared.figures
     report.equations += prepared.equations
-    return True
+    return None
 
 
 def _plan(

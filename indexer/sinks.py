@@ -16,13 +16,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 
 from docsym.models.encoder import collection_name
 from docsym.runtime.settings import get_settings
-from docsym.storage import ids
+from docsym.storage import failed_files, ids
+from docsym.storage.failed_files import Outcome
 from docsym.storage.paths import IndexPaths, is_store_url
 from docsym.storage.rows import DocumentRows
 from docsym.storage.schema import POOL_MEMBERS_SQL, PoolMembers, pool_members
@@ -52,13 +53,34 @@ def ocr_cache_path(target: Path | str) -> Path:
     return IndexPaths(Path(target)).ocr_cache
 
 
+class FailureRecords(Protocol):
+    """How a backend's writer keeps the files a run could not read (``failed_files``)."""
+
+    def record_failures(self, rows: list[tuple]) -> None: ...
+    def clear_failures(self, paths: list[str]) -> None: ...
+    def failure_paths(self) -> list[tuple[str, bytes | None]]: ...
+
+
 class Sink(ABC):
     """Takes documents one at a time: rows and entries, then the entries' vectors."""
 
     model_name: str
     collection: str  # where the model's vectors go
     needs_reindex: bool  # the schema changed: documents must be indexed again
+    writer: FailureRecords
     _collection_ready = False
+
+    def record_failure(self, path: Path | str, outcome: Outcome, reason: str) -> None:
+        """Remember that ``path`` (a Path, or readable text) was not indexed, and why."""
+        self.writer.record_failures([failed_files.record_row(path, outcome, reason)])
+
+    def clear_failures(self, paths: list[str]) -> None:
+        """Forget the records of ``paths`` (readable text): read since, or gone."""
+        self.writer.clear_failures(paths)
+
+    def recorded_failures(self) -> list[tuple[str, bytes | None]]:
+        """(readable path, exact bytes) of every file recorded as not indexed."""
+        return self.writer.failure_paths()
 
     def write(
         self, rows: DocumentRows, doc_id: str, replaces: list[str], entries: list[Entry]

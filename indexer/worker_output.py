@@ -10,7 +10,6 @@ named only when the worker's words show an allocation failing.
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import sys
@@ -102,5 +101,6 @@ def _innermost_frame(text: str) -> str | None:
     if not frames:
         return None
     frame = frames[0] if "Fatal Python error" in text else frames[-1]
-    module = os.path.basename(frame.group("file"))
+    path = Path(frame.group("file"))
+    module = f"{path.parent.name}/{path.name}" if path.name == "__init__.py" else path.name
     return f"{module}, {frame.group('function')}"

@@ -226,7 +226,7 @@ class DirectoryStore(Store):
         with self._lock:
             return frozenset(awaiting_vectors(self._vectors(), dense, self.visible()))
 
-    def files_waiting(self) -> int:
+    def indexing(self) -> run_state.Indexing:
         try:
             recorded = (
                 self.sql()
@@ -234,8 +234,8 @@ class DirectoryStore(Store):
                 .fetchone()
             )
         except duckdb.CatalogException:  # an index older than its bookkeeping table
-            return 0
-        return run_state.files_of(recorded[0] if recorded else None)
+            return run_state.Indexing()
+        return run_state.of_record(recorded[0] if recorded else None)
 
     def hidden_entries(self) -> int:
         with self._lock:

@@ -485,6 +485,22 @@ def m008_cell_addresses(m: Migrator) -> None:
     m.add_column("table_cells", "address", "VARCHAR")
 
 
+@migration()
+def m009_failed_files(m: Migrator) -> None:
+    """the files a run could not index, with why, until a later run reads them"""
+    m.create_table(
+        "failed_files",
+        {
+            "path": "VARCHAR PRIMARY KEY",
+            "path_bytes": "BLOB",
+            "file_name": "VARCHAR",
+            "outcome": "VARCHAR NOT NULL",
+            "reason": "VARCHAR NOT NULL",
+            "recorded_at": "TIMESTAMP NOT NULL",
+        },
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_document_views,
     m002_entity_graph,
@@ -494,6 +510,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m006_path_bytes,
     m007_entity_relation_ids,
     m008_cell_addresses,
+    m009_failed_files,
 )
 
 

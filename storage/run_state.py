@@ -10,6 +10,7 @@ record only while its process is alive, so a killed run leaves no claim that fil
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 KEY = "run_waiting"
 
@@ -18,10 +19,19 @@ def value(pid: int, files: int) -> str:
     return f"{pid} {files}"
 
 
-def files_of(recorded: str | None) -> int:
-    """The files a live run (on this machine) has not yet made searchable, from its record."""
+@dataclass(frozen=True)
+class Indexing:
+    """What readers know of index runs: whether one is alive, and the files it has not yet
+    made searchable."""
+
+    alive: bool = False
+    files_waiting: int = 0
+
+
+def of_record(recorded: str | None) -> Indexing:
+    """The run a record names, if it is alive (on this machine)."""
     pid, files = parse(recorded)
-    return files if files and _alive(pid) else 0
+    return Indexing(True, files) if _alive(pid) else Indexing()
 
 
 def parse(recorded: str | None) -> tuple[int, int]:

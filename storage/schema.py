@@ -523,6 +523,44 @@ TABLES: tuple[Table, ...] = tuple(
     )
 )
 
+
+
+@view(
+    "failed_files",
+    "One row per file the index could not read: what a run reported instead of indexing it, "
+    "kept until a later run reads the file or finds it gone.",
+    "files that could not be indexed, with why",
+)
+class FailedFileRow(Row):
+    path: Annotated[
+        str,
+        Col(
+            "Absolute path of the file, escaped as documents.path is.",
+            primary_key=True,
+        ),
+    ]
+    path_bytes: Annotated[
+        bytes | None, Col("The path's exact bytes where path had to escape some; else NULL.")
+    ]
+    file_name: Annotated[str | None, Col("File name without folders, escaped as path is.")]
+    outcome: Annotated[
+        str,
+        Col(
+            "failed (the file was read and could not be indexed) or skipped (not read: a link "
+            "leading outside the folders given, or nowhere; a folder that could not be listed)."
+        ),
+    ]
+    reason: Annotated[
+        str, Col("Why, in the run report's words: the limit passed or the error raised.")
+    ]
+    recorded_at: Annotated[
+        datetime, Col("When the run that reported it wrote it (UTC).", sql_type="TIMESTAMP")
+    ]
+
+
+# Tables of the index's own records, not of any document: written by runs, never by a parse.
+RECORDS: tuple[Table, ...] = (FailedFileRow.table,)
+
 META_TABLE = "docsym_meta"
 
 
@@ -593,7 +631,7 @@ def create_table(t: Table, sql_type: Callable[[str], str] = str) -> list[str]:
 def comments() -> list[str]:
     """COMMENT ON statements: every table's and column's description, in the database too."""
     statements = []
-    for t in TABLES:
+    for t in (*TABLES, *RECORDS):
         statements.append(f"COMMENT ON TABLE {t.name} IS {sql_str(t.description)}")
         for c in t.columns:
             statements.append(f"COMMENT ON COLUMN {t.name}.{c.name} IS {sql_str(c.description)}")
@@ -605,7 +643,7 @@ def ddl() -> list[str]:
     statements = [
         f"CREATE TABLE IF NOT EXISTS {META_TABLE} (key VARCHAR PRIMARY KEY, value VARCHAR)"
     ]
-    for t in TABLES:
+    for t in (*TABLES, *RECORDS):
         statements += create_table(t)
     return statements + comments()
 
@@ -619,7 +657,7 @@ def compact() -> str:
     For prompts; ``describe()`` has every column's description. Binary columns are left out:
     they hold exact bytes for the indexer (a file name that is not UTF-8), never an answer."""
     lines = []
-    for t in TABLES:
+    for t in (*TABLES, *RECORDS):
         columns = ", ".join(
             c.name + ("[]" if c.type.endswith("[]") else "") + ("*" if c.encodable else "")
             for c in t.columns
@@ -639,7 +677,7 @@ def describe(dialect: str = "DuckDB") -> str:
         f"Conventions: page_number is 1-based; bbox is {BBOX_NOTE}. "
         "Ids are stable across re-indexing. Columns marked [encodable] are also search entries (vector_search, hybrid_search).",
     ]
-    for t in TABLES:
+    for t in (*TABLES, *RECORDS):
         lines += ["", f"## {t.name}", t.description]
         for c in t.columns:
             flags = " [primary key]" if c.primary_key else ""

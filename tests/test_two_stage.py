@@ -146,11 +146,11 @@ def test_a_running_index_run_says_how_many_files_are_still_coming(tmp_path: Path
         with IndexWriter(index) as run:  # a run under way, as the pipeline drives it
             run.waiting_files = 3
             run.publish()
-            assert store.files_waiting() == 3
+            assert store.indexing() == run_state.Indexing(alive=True, files_waiting=3)
             note = hybrid_search(store, "wombat").note or ""
             assert "still growing: 3 file(s)" in note
             assert "still growing" in (list_documents(store).note or "")
-        assert store.files_waiting() == 0  # the run ended
+        assert store.indexing() == run_state.Indexing()  # the run ended
         assert "still growing" not in (hybrid_search(store, "wombat").note or "")
     finally:
         store.close()
@@ -164,9 +164,33 @@ def test_a_killed_run_claims_no_files_are_coming(tmp_path: Path) -> None:
         check=True,
     )
     dead_pid = int(gone.stdout)
-    assert run_state.files_of(run_state.value(os.getpid(), 4)) == 4
-    assert run_state.files_of(run_state.value(dead_pid, 4)) == 0
-    assert run_state.files_of("") == 0
+    assert run_state.of_record(run_state.value(os.getpid(), 4)) == run_state.Indexing(True, 4)
+    assert run_state.of_record(run_state.value(os.getpid(), 0)).alive  # writing vectors
+    assert run_state.of_record(run_state.value(dead_pid, 4)) == run_state.Indexing()
+    assert run_state.of_record("") == run_state.Indexing()
+
+
+def test_vectors_a_stopped_run_left_are_said_to_wait_for_the_next_run(tmp_path: Path) -> None:
+    """Documents written without vectors by a run no longer alive (stopped, killed, or
+    --keyword-only) are not said to be "still being written" by anyone."""
+    index = tmp_path / "index"
+    index_paths([text_pdf(tmp_path / "a.pdf", marker="wombat")], index, vectors=False)
+    store = open_store(index)
+    try:
+        assert store.awaiting_vectors() and not store.indexing().alive
+        note = hybrid_search(store, "wombat").note or ""
+        assert "waiting for the next run" in note and "still being written" not in note
+        status = index_status(store)
+        assert status.awaiting_vectors == 1 and not status.indexing
+    finally:
+        store.close()
+    shown = subprocess.run(
+        [sys.executable, "-m", "docsym", "status", "--index", str(index)],
+        text=True,
+        capture_output=True,
+        check=True,
+    )
+    assert "waiting for the next run" in shown.stdout
 
 
 def test_the_postgres_store_counts_the_files_of_live_runs_only(pg_server) -> None:
@@ -175,15 +199,17 @@ def test_the_postgres_store_counts_the_files_of_live_runs_only(pg_server) -> Non
         run.record_waiting(5)
         store = open_store(url)
         try:
-            assert store.files_waiting() == 5
+            assert store.indexing() == run_state.Indexing(True, 5)
             run.record_waiting(2)
-            assert store.files_waiting() == 2
+            assert store.indexing() == run_state.Indexing(True, 2)
+            run.record_waiting(0)  # every file written: the run still writes vectors
+            assert store.indexing() == run_state.Indexing(True, 0)
         finally:
             store.close()
         run.record_waiting(7)
-    store = open_store(url)  # the run's session ended with its record still there
+    store = open_store(url)  # the run ended
     try:
-        assert store.files_waiting() == 0
+        assert store.indexing() == run_state.Indexing()
     finally:
         store.close()
 

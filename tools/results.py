@@ -32,6 +32,8 @@ class TableResult(ToolResult):
     note: str | None = Field(default=None, description="What was cut and how to get the rest.")
 
     def to_markdown(self) -> str:
+        if not self.rows:  # one line, not a bare header
+            return f"No rows. {self.note}" if self.note else "No rows."
         return with_note(markdown_table(self.columns, self.rows), self.note)
 
 
@@ -80,21 +82,32 @@ def _read_page_labels(store: Store) -> dict[tuple[str, int], str]:
     return labels
 
 
-def growth_note(store: Store) -> str | None:
-    """What a result cannot show yet because the index is still being built, if anything."""
+def growth_note(store: Store, dense: bool = True) -> str | None:
+    """What a result cannot show because the index is incomplete, if anything: files a run
+    under way has not made searchable, documents still without vectors (only where ``dense``
+    search took part), files that could not be indexed."""
     notes = []
-    files = store.files_waiting()
-    if files:
+    indexing = store.indexing()
+    if indexing.files_waiting:
         notes.append(
-            f"The index is still growing: {files} file(s) of the index run under way are not "
-            "searchable yet, so a document that is missing may still come."
+            f"The index is still growing: {indexing.files_waiting} file(s) of the index run "
+            "under way are not searchable yet, so a document that is missing may still come."
         )
-    awaiting = len(store.awaiting_vectors())
+    awaiting = len(store.awaiting_vectors()) if dense else 0
     if awaiting:
+        when = (
+            "their vectors are still being written"
+            if indexing.alive
+            else "their vectors are waiting for the next run (docsym index writes them)"
+        )
         notes.append(
-            f"{awaiting} document(s) are searchable by keyword only for now: their vectors are "
-            "still being written (docsym index finishes them), so dense search cannot find "
-            "them yet and hybrid_search ranks them by their keywords."
+            f"{awaiting} document(s) are searchable by keyword only for now: {when}, so dense "
+            "search cannot find them yet and hybrid_search ranks them by their keywords."
+        )
+    failed = len(store.failed_files())
+    if failed:
+        notes.append(
+            f"{failed} file(s) could not be indexed: list_documents shows each with its reason."
         )
     return " ".join(notes) or None
 

@@ -118,6 +118,8 @@ class SearchResult(ToolResult):
     note: str | None = None
 
     def to_markdown(self) -> str:
+        if not self.hits:  # the note says so, and what to try
+            return self.note or "No hits."
         return with_note(hits_markdown(self.hits), self.note)
 
 
@@ -265,19 +267,33 @@ def _result(
 ) -> SearchResult:
     """The hits, the next step after the best one and what the index still lacks;
     ``imaged``: the documents whose pages view_page can show."""
-    note = None
-    if hits:
-        top = hits[0]
-        key = table(top.table_name).primary_key
-        row = f"run_sql(\"SELECT * FROM {top.table_name} WHERE {key} = '{top.primary_key}'\")"
-        note = (
-            f"Next: {row} for the whole row; {_where_to_read(top, imaged)}; a filter such as "
-            "doc_id == '...' narrows the next search."
-        )
-    growing = None if mode in store.collections() and store.is_keyword(mode) else growth_note(store)
+    keyword = mode in store.collections() and store.is_keyword(mode)
+    growing = growth_note(store, dense=not keyword)
+    if not hits:  # what happened first, in one line
+        note = " ".join(n for n in (_nothing_found(store, mode), growing) if n)
+        return SearchResult(query=query, mode=mode, hits=hits, note=note)
+    top = hits[0]
+    key = table(top.table_name).primary_key
+    row = f"run_sql(\"SELECT * FROM {top.table_name} WHERE {key} = '{top.primary_key}'\")"
+    note = (
+        f"Next: {row} for the whole row; {_where_to_read(top, imaged)}; a filter such as "
+        "doc_id == '...' narrows the next search."
+    )
     if growing:
-        note = f"{growing}\n{note}" if note else growing
+        note = f"{growing}\n{note}"
     return SearchResult(query=query, mode=mode, hits=hits, note=note)
+
+
+def _nothing_found(store: Store, mode: str) -> str:
+    """An empty result in one line: why, and what to try."""
+    (documents,) = store.sql().execute("SELECT count(*) FROM documents").fetchone()
+    if not documents:
+        return "No hits: the index holds no documents yet (docsym index PATH... adds them)."
+    other = "" if mode == "hybrid" else ", or hybrid_search"
+    return (
+        f"No hits among {documents} document(s): try other or fewer words, a wider filter or "
+        f"none{other}; list_documents shows what is indexed."
+    )
 
 
 def _where_to_read(hit: SearchHit, imaged: set[str]) -> str:

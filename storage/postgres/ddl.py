@@ -117,7 +117,7 @@ def views() -> list[str]:
     statements = [
         f"CREATE TABLE IF NOT EXISTS {schema.META_TABLE} (key text PRIMARY KEY, value text)"
     ]
-    for t in schema.TABLES:
+    for t in (*schema.TABLES, *schema.RECORDS):
         statements += create_table(t)
     return statements
 
@@ -205,7 +205,7 @@ def reader_role(password: str | None, limits: dict[str, str]) -> list[str]:
     # The views and the schema's bookkeeping only: not the vector side's tables.
     statements += [
         f"GRANT SELECT ON {name} TO {READER_ROLE}"
-        for name in [schema.META_TABLE, *(t.name for t in schema.TABLES)]
+        for name in [schema.META_TABLE, *(t.name for t in (*schema.TABLES, *schema.RECORDS))]
     ]
     # Set for this database only, so stores on one server keep their own limits. temp_file_limit
     # is set by a superuser only; where the store's owner is not one (a managed database), the

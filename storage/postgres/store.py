@@ -309,9 +309,10 @@ class PostgresStore(Store):
     def awaiting_vectors(self) -> frozenset[str]:
         return self.derived("awaiting_vectors", PostgresStore._read_awaiting)
 
-    def files_waiting(self) -> int:
-        """Files running index runs have not written yet: their records (one per run, named
-        by its session's backend process id) while that session is alive."""
+    def indexing(self) -> run_state.Indexing:
+        """Whether index runs are alive, and the files they have not written yet: their
+        records (one per run, named by its session's backend process id) while that session
+        is alive."""
         cursor = self.sql()
         found = cursor.execute(
             f"SELECT key, value FROM {schema.META_TABLE} WHERE key LIKE ?",
@@ -319,11 +320,11 @@ class PostgresStore(Store):
         ).fetchall()
         runs = {int(key.rsplit(":", 1)[1]): int(value) for key, value in found}
         if not runs:
-            return 0
+            return run_state.Indexing()
         alive = cursor.execute(
             "SELECT pid FROM pg_stat_activity WHERE pid = ANY(?)", [list(runs)]
         ).fetchall()
-        return sum(runs[pid] for (pid,) in alive)
+        return run_state.Indexing(bool(alive), sum(runs[pid] for (pid,) in alive))
 
     def _read_awaiting(self) -> frozenset[str]:
         dense = [vec_table(n) for n, (kind, _, _) in self.collections().items() if kind == "hnsw"]

@@ -10,13 +10,14 @@ other's counts only briefly and never deadlock.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 import numpy as np
 import psycopg
 
-from docsym.storage import migrations, run_state, schema
+from docsym.storage import failed_files, migrations, run_state, schema
 from docsym.storage.file_names import original_path
 from docsym.storage.postgres import ddl
 from docsym.storage.postgres.connect import connect
@@ -49,6 +50,9 @@ class PostgresWriter:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        if self._con is not None and self._claims is not None:
+            with contextlib.suppress(psycopg.Error):  # a lost connection ends the record too
+                self._end_run()
         for con in (self._con, self._claims):
             if con is not None:
                 con.close()
@@ -137,14 +141,40 @@ class PostgresWriter:
         assert self._claims is not None, "use PostgresWriter as a context manager"
         key = f"{run_state.KEY}:{self._claims.info.backend_pid}"
         with self.con.transaction():
-            if files:
-                self.con.execute(
-                    f"INSERT INTO {schema.META_TABLE} VALUES (%s, %s) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    [key, str(files)],
-                )
-            else:
-                self.con.execute(f"DELETE FROM {schema.META_TABLE} WHERE key = %s", [key])
+            self.con.execute(
+                f"INSERT INTO {schema.META_TABLE} VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [key, str(files)],
+            )
+
+    def _end_run(self) -> None:
+        """This run's record goes with it: readers then know no run of it is alive."""
+        assert self._claims is not None
+        key = f"{run_state.KEY}:{self._claims.info.backend_pid}"
+        with self.con.transaction():
+            self.con.execute(f"DELETE FROM {schema.META_TABLE} WHERE key = %s", [key])
+
+    def record_failures(self, rows: list[tuple]) -> None:
+        """Record files a run could not read (``storage/failed_files.py``'s rows)."""
+        with self.con.transaction():
+            self.con.cursor().executemany(to_pyformat(failed_files.UPSERT), rows)
+            self.con.execute("UPDATE store_state SET version = version + 1")  # readers' caches
+
+    def clear_failures(self, paths: list[str]) -> None:
+        if not paths:
+            return
+        with self.con.transaction():
+            self.con.cursor().executemany(
+                to_pyformat(failed_files.DELETE), [[path] for path in paths]
+            )
+            self.con.execute("UPDATE store_state SET version = version + 1")
+
+    def failure_paths(self) -> list[tuple[str, bytes | None]]:
+        with self.con.transaction():
+            return [
+                (p, bytes(raw) if raw else None)
+                for p, raw in self.con.execute(failed_files.PATHS).fetchall()
+            ]
 
     # -- the dense stage (indexer/dense_stage.py) ------------------------------------------
     def awaiting_vectors(self, collection: str) -> set[str]:
