@@ -75,7 +75,13 @@ def check_writable(root: Path) -> None:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-            raise ReadOnlyIndex(_refusal(root, root.parent)) from None
+            existing = next(p for p in root.parents if p.exists())
+            raise ReadOnlyIndex(
+                f"cannot create the index at {readable(root)}: {_why(existing)}; index into a "
+                "writable directory (--index DIR)"
+            ) from None
+        if exc.errno in CAUSES:
+            raise OutOfSpace(root, exc.errno) from None
         raise
     written = (root, paths.vectors, paths.ocr_cache, paths.lock)  # written in place
     for path in written:
@@ -90,16 +96,19 @@ def _can_write(path: Path) -> bool:
 
 
 def _refusal(root: Path, path: Path) -> str:
+    return (
+        f"the index at {readable(root)} is read-only ({_why(path)}): docsym index cannot "
+        "update it, though it still serves as it is; to add documents, copy it to a writable "
+        "directory and index into that (--index DIR)"
+    )
+
+
+def _why(path: Path) -> str:
     try:
         mount_read_only = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
     except OSError:
         mount_read_only = False
-    why = "on a read-only file system" if mount_read_only else f"{readable(path)} is not writable"
-    return (
-        f"the index at {readable(root)} is read-only ({why}): docsym index cannot update it, "
-        "though it still serves as it is; to add documents, copy it to a writable directory "
-        "and index into that (--index DIR)"
-    )
+    return "on a read-only file system" if mount_read_only else f"{readable(path)} is not writable"
 
 
 def out_of_space(exc: BaseException, con: apsw.Connection | None = None) -> int | None:

@@ -56,6 +56,7 @@ def connect(path: Path, *, readonly: bool = False) -> apsw.Connection:
         con = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
     else:
         con = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        con.set_busy_timeout(10_000)
         try:
             con.execute("SELECT count(*) FROM sqlite_schema").fetchone()
         except apsw.CantOpenError:
@@ -65,10 +66,10 @@ def connect(path: Path, *, readonly: bool = False) -> apsw.Connection:
             con.close()
             uri = f"file:{quote(os.fsencode(path))}?immutable=1"
             con = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    con.set_busy_timeout(10_000)
     con.enable_load_extension(True)
     con.load_extension(sqlite_vec.loadable_path())
     con.enable_load_extension(False)
-    con.set_busy_timeout(10_000)
     return con
 
 
