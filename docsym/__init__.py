@@ -26,6 +26,11 @@ import importlib
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from docsym.runtime.offline import no_telemetry
+
+# Before anything docsym imports loads: ONNX Runtime reads its switch once, at import.
+no_telemetry()
+
 try:
     __version__ = version("docsym")
 except PackageNotFoundError:  # run from a source tree that was never installed

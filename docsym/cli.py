@@ -23,6 +23,7 @@ from docsym.runtime.settings import (
 )
 from docsym.storage.file_names import readable
 from docsym.storage.paths import IndexNotFoundError, IndexPaths, is_store_url, resolve_index_dir
+from docsym.storage.unwritable import IndexUnwritable
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
         err.print(f"[red]not installed[/]: {escape(str(exc))}", highlight=False)
         return 2
     except WorkerSetupError as exc:
+        err.print(f"[red]cannot index[/]: {escape(str(exc))}", highlight=False)
+        return 2
+    except IndexUnwritable as exc:  # read-only, or out of room: one line, the run cleaned up
         err.print(f"[red]cannot index[/]: {escape(str(exc))}", highlight=False)
         return 2
     except KeyboardInterrupt:

@@ -27,6 +27,7 @@ from docsym.storage.failed_files import Outcome
 from docsym.storage.paths import IndexPaths, is_store_url
 from docsym.storage.rows import DocumentRows
 from docsym.storage.schema import POOL_MEMBERS_SQL, PoolMembers, pool_members
+from docsym.storage.unwritable import OutOfSpace, check_writable, out_of_space
 from docsym.storage.vectors import Entry, VectorStore
 from docsym.storage.writer import IndexWriter
 
@@ -36,6 +37,12 @@ Claim = Literal["mine", "busy", "done"]
 class SinkBroken(RuntimeError):
     """The index can take no more documents this run (a commit failed half-way); nothing of
     this run is published."""
+
+
+class IndexFull(SinkBroken, OutOfSpace):
+    """The index directory ran out of room (a full disk, a quota, a file size limit): the run
+    stops, publishes nothing more and removes its private copies; ``docsym index`` says so in
+    one line (``storage/unwritable.py``)."""
 
 
 def open_sink(target: Path | str, model_name: str) -> Sink:
@@ -162,19 +169,41 @@ class Sink(ABC):
 
 class DirectorySink(Sink):
     def __init__(self, root: Path, model_name: str) -> None:
-        root.mkdir(parents=True, exist_ok=True)
+        check_writable(root)  # a read-only index is refused before anything is opened
+        self.root = root
         self.model_name = model_name
         self.collection = collection_name(model_name)
         self._broken: str | None = None
         # The vector file is told each publish, so readers see that generation's entries.
-        self.vectors = VectorStore(IndexPaths(root).vectors)
+        with self._room():
+            self.vectors = VectorStore(IndexPaths(root).vectors)
         try:
-            self.writer = IndexWriter(root, get_settings().publish_seconds, self.vectors.published)
-            self.writer.__enter__()
+            with self._room():
+                self.writer = IndexWriter(
+                    root, get_settings().publish_seconds, self.vectors.published
+                )
+                self.writer.__enter__()
         except BaseException:
             self.vectors.close()
             raise
         self.needs_reindex = self.writer.needs_reindex
+
+    @contextmanager
+    def _room(self) -> Iterator[None]:
+        """Every write of the run goes through here: one that fails for lack of room stops
+        the run (``IndexFull``), which then publishes nothing more."""
+        try:
+            yield
+        except IndexFull:
+            raise
+        except Exception as exc:
+            vectors = getattr(self, "vectors", None)
+            number = out_of_space(exc, vectors.con if vectors is not None else None)
+            if number is None:
+                raise
+            full = IndexFull(self.root, number)
+            self._broken = str(full)
+            raise full from exc
 
     def documents_by_path(self) -> dict[str, tuple[str, str]]:
         return self.writer.documents_by_path()
@@ -187,13 +216,15 @@ class DirectorySink(Sink):
         entries of documents the database lacks; return the documents whose entries are
         missing, so they get indexed again (those with entries but no vectors only await
         their dense stage)."""
-        self.vectors.discard_unpublished(self.writer.published)
-        self.vectors.generation = self.writer.generation
-        # Entity keys of before schema version 7 (storage/ids.py), as its migration rewrote the
-        # rows: published with them, so readers never see rows and keys disagree.
-        self.vectors.rekey("entities", "*-e[0-9]*", lambda key: ids.current(key, "entity"))
-        in_db = {doc_id for doc_id, _ in self.writer.documents_by_path().values()}
-        self.vectors.remove_documents(self.vectors.doc_ids() - in_db)
+        with self._room():
+            self.vectors.discard_unpublished(self.writer.published)
+            self.vectors.generation = self.writer.generation
+            # Entity keys of before schema version 7 (storage/ids.py), as its migration
+            # rewrote the rows: published with them, so readers never see rows and keys
+            # disagree.
+            self.vectors.rekey("entities", "*-e[0-9]*", lambda key: ids.current(key, "entity"))
+            in_db = {doc_id for doc_id, _ in self.writer.documents_by_path().values()}
+            self.vectors.remove_documents(self.vectors.doc_ids() - in_db)
         return in_db - self.vectors.embedded_doc_ids(self.collection) - self.awaiting_vectors()
 
     def waiting(self, files: int) -> None:
@@ -212,10 +243,12 @@ class DirectorySink(Sink):
     def _add_vectors(self, doc_id: str, ids: list[int], matrix: np.ndarray) -> None:
         if self._broken:
             raise SinkBroken(self._broken)
-        self.vectors.add_vectors(doc_id, self.collection, ids, matrix)
+        with self._room():
+            self.vectors.add_vectors(doc_id, self.collection, ids, matrix)
 
     def _ensure_collection(self, name: str, model: str, dim: int) -> None:
-        self.vectors.ensure_collection(name, model, dim)
+        with self._room():
+            self.vectors.ensure_collection(name, model, dim)
 
     def _put(self, rows, doc_id, replaces, entries) -> None:
         """The vector transaction holds the DuckDB one: a failure in either rolls both back.
@@ -224,38 +257,44 @@ class DirectorySink(Sink):
         if self._broken:
             raise SinkBroken(self._broken)
         rows_committed = False
-        try:
-            with self.vectors.replacing_documents([doc_id, *replaces], entries, {}):
-                with self.writer.writing_document(rows, replaces):
-                    pass
-                rows_committed = True
-        except BaseException as exc:
-            if rows_committed:
-                self._broken = f"the vector file failed to commit a document: {exc}"
-                raise SinkBroken(self._broken) from exc
-            raise
-        self.writer.publish_if_due()
+        with self._room():
+            try:
+                with self.vectors.replacing_documents([doc_id, *replaces], entries, {}):
+                    with self.writer.writing_document(rows, replaces):
+                        pass
+                    rows_committed = True
+            except BaseException as exc:
+                if rows_committed:
+                    self._broken = f"the vector file failed to commit a document: {exc}"
+                    raise SinkBroken(self._broken) from exc
+                raise
+            self.writer.publish_if_due()
 
     def publish_if_due(self, now: bool = False) -> None:
         if not self._broken:
-            self.writer.publish_if_due(now)
+            with self._room():
+                self.writer.publish_if_due(now)
 
     def remove(self, doc_ids: list[str]) -> None:
-        self.writer.remove_documents(doc_ids)
-        self.vectors.remove_documents(doc_ids)
+        with self._room():
+            self.writer.remove_documents(doc_ids)
+            self.vectors.remove_documents(doc_ids)
 
     def reindex_done(self) -> None:
-        self.writer.reindex_done()
+        with self._room():
+            self.writer.reindex_done()
 
     def close(self, failed: bool) -> None:
         try:
-            if self._broken:  # rows without their vectors: drop this run's unpublished work
+            if self._broken:  # rows without their vectors, or no room: drop unpublished work
                 self.writer.abandon()
             elif failed:  # what was committed is still published; the run's error is raised
-                self.writer.__exit__(RuntimeError, RuntimeError("index run failed"), None)
+                with self._room():
+                    self.writer.__exit__(RuntimeError, RuntimeError("index run failed"), None)
             else:
-                self.writer.__exit__(None, None, None)
-                self.vectors.checkpoint()
+                with self._room():
+                    self.writer.__exit__(None, None, None)
+                    self.vectors.settle()
         finally:
             self.vectors.close()
 

@@ -11,6 +11,7 @@ publishing its rows leaves entries no tool shows.
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -27,7 +28,13 @@ from docsym.storage.reader import IndexReader
 from docsym.storage.sql_pool import SqlLimits, SqlPool, SqlRows
 from docsym.storage.store import EntryRow, Store
 from docsym.storage.vector_index import VectorIndex, load_from_sqlite
-from docsym.storage.vectors import BM25, awaiting_vectors, connect, vec_table
+from docsym.storage.vectors import (
+    BM25,
+    awaiting_vectors,
+    connect,
+    opened_immutable,
+    vec_table,
+)
 
 SUBSETS = 16  # filters whose matching entry ids dense search keeps
 
@@ -41,11 +48,12 @@ class DirectoryStore(Store):
         self.reader = IndexReader(root)
         self._lock = threading.RLock()
         self._con: apsw.Connection | None = None
-        self._identity: tuple[int, int] | None = None
+        self._identity: tuple | None = None
+        self._immutable = False  # see storage/vectors.py's connect
         # BM25 has a connection of its own, so hybrid_search runs it beside the dense search.
         self._fts_lock = threading.Lock()
         self._fts: Bm25Search | None = None
-        self._fts_identity: tuple[int, int] | None = None
+        self._fts_identity: tuple | None = None
         self._stamped = False  # the vector file has generation stamps (schema 2)
         self._dense: dict[str, tuple[tuple[int, int], VectorIndex]] = {}
         # Entry ids matching a filter, for the vector index version they were read under:
@@ -83,17 +91,26 @@ class DirectoryStore(Store):
                 f"no vector file at {self.paths.vectors}: run `docsym index PATH --index "
                 f"{self.paths.root}`"
             ) from None
-        identity = (st.st_ino, st.st_dev)
+        identity = self._vector_identity(st)
         if self._con is None or identity != self._identity:
             if self._con is not None:
                 self._con.close()
             self._con = connect(self.paths.vectors, readonly=True)
-            self._identity = identity
+            self._immutable = opened_immutable(self._con)
+            self._identity = self._vector_identity(st)
             self._dense.clear()
             self._subsets.clear()
             columns = {r[1] for r in self._con.execute("PRAGMA table_info(entries)")}
             self._stamped = "born" in columns
         return self._con
+
+    def _vector_identity(self, st: os.stat_result) -> tuple:
+        """What changes when the vector file must be opened again: a new file, or for a file
+        opened as immutable (a read-only copy in WAL mode), any write to it or its log."""
+        if not self._immutable:
+            return (st.st_ino, st.st_dev)
+        wal = Path(f"{self.paths.vectors}-wal")
+        return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, wal.exists())
 
     def visible(self, alias: str = "e") -> str:
         """SQL condition on ``entries``: those of the published DuckDB generation."""
@@ -118,7 +135,7 @@ class DirectoryStore(Store):
             bm25 = self._bm25(identity)
             return bm25.search(words, f"({where}) AND {visible}", params or [], limit)
 
-    def _bm25(self, identity: tuple[int, int] | None) -> Bm25Search:
+    def _bm25(self, identity: tuple | None) -> Bm25Search:
         """BM25 on its own connection to the vector file of ``identity`` (the one
         ``_vectors`` has open); called under ``_fts_lock``."""
         if self._fts is None or self._fts_identity != identity:

@@ -52,3 +52,14 @@ class IndexPaths:
     def work_duckdb(self) -> Path:
         """The writer's private copy; readers never see it until it is published."""
         return self.root / ".index.duckdb.work"
+
+    @property
+    def publish_duckdb(self) -> Path:
+        """A checkpointed copy of the private one, renamed over ``duckdb`` to publish it."""
+        return self.root / ".index.duckdb.publish"
+
+    def writer_files(self) -> list[Path]:
+        """Every file a run writes beside the index and removes at its end: the private copy,
+        its DuckDB write-ahead log and spill directory, and the copy being published."""
+        work = self.work_duckdb
+        return [work, Path(f"{work}.wal"), Path(f"{work}.tmp"), self.publish_duckdb]

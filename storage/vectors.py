@@ -6,7 +6,8 @@ one *entry*, keyed by (table_name, column_name, primary_key) and carrying doc_id
 so a hit always leads back to its row and a filter can narrow a search to rows found by SQL.
 Collections share the entry ids: the FTS5 rowid and the vec0 rowid are ``entries.id``.
 
-SQLite's WAL mode lets the server read while an indexer writes; each document's entries are
+SQLite's WAL mode lets the server read while an indexer writes (a finished run leaves the file
+in rollback-journal mode, so a read-only copy needs no ``-shm`` file); each document's entries are
 replaced in one transaction, written before the document's DuckDB rows (so the vector side never
 lacks what the database has). Entries carry the generation that added and the one that retired
 them, so readers see exactly the entries of the published DuckDB file (``storage/generations.py``).
@@ -14,11 +15,14 @@ them, so readers see exactly the entries of the published DuckDB file (``storage
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import apsw
 import numpy as np
@@ -41,18 +45,38 @@ class Entry:
 
 
 def connect(path: Path, *, readonly: bool = False) -> apsw.Connection:
-    """An apsw connection with sqlite-vec loaded (the stdlib sqlite3 here cannot load it)."""
-    flags = (
-        apsw.SQLITE_OPEN_READONLY
-        if readonly
-        else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
-    )
-    con = apsw.Connection(str(path), flags=flags)
+    """An apsw connection with sqlite-vec loaded (the stdlib sqlite3 here cannot load it).
+
+    A reader of a file left in WAL mode needs its ``-shm`` file, which SQLite cannot create in
+    a read-only directory; a run leaves the file in rollback-journal mode (``settle``), but an
+    index written by an older docsym, or by a run that ended while a server held the file
+    open, is still in WAL mode. With no ``-shm`` to open and no write-ahead log to read, the
+    file alone holds every commit, so it is opened as immutable (see ``opened_immutable``)."""
+    if not readonly:
+        con = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
+    else:
+        con = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        con.set_busy_timeout(10_000)
+        try:
+            con.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+        except apsw.CantOpenError:
+            wal = Path(f"{path}-wal")
+            if wal.exists() and wal.stat().st_size:
+                raise  # commits only the log holds: they need the -shm file to be read
+            con.close()
+            uri = f"file:{quote(os.fsencode(path))}?immutable=1"
+            con = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    con.set_busy_timeout(10_000)
     con.enable_load_extension(True)
     con.load_extension(sqlite_vec.loadable_path())
     con.enable_load_extension(False)
-    con.set_busy_timeout(10_000)
     return con
+
+
+def opened_immutable(con: apsw.Connection) -> bool:
+    """Whether ``connect`` opened the file as immutable: SQLite then takes no locks and never
+    looks for changes, so the caller opens it again when the file or its log changes."""
+    return bool(con.open_flags & apsw.SQLITE_OPEN_URI)
 
 
 def awaiting_vectors(con: apsw.Connection, collections: list[str], live: str) -> set[str]:
@@ -357,5 +381,13 @@ class VectorStore:
         )
         return {r[0] for r in rows}
 
-    def checkpoint(self) -> None:
+    def settle(self) -> None:
+        """At the end of a run: fold the write-ahead log into the file and leave it in
+        rollback-journal mode, so a finished index is one file that any reader opens without
+        ``-wal`` and ``-shm`` files, on a read-only mount too. Readers never wait for the run
+        meanwhile: it writes in WAL mode and switches to it as it opens the file. A server
+        holding the file open keeps it in WAL mode (SQLite refuses the switch at once) until
+        the next run ends."""
         self.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with contextlib.suppress(apsw.BusyError):
+            self.con.execute("PRAGMA journal_mode=DELETE")

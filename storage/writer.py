@@ -59,14 +59,17 @@ class IndexWriter:
     def __enter__(self) -> IndexWriter:
         self.paths.root.mkdir(parents=True, exist_ok=True)
         self._acquire_lock()
-        work = self.paths.work_duckdb
-        _remove(work)
-        _remove(Path(f"{work}.wal"))
-        if self.paths.duckdb.exists():
-            shutil.copyfile(self.paths.duckdb, work)
-        self._con = duckdb.connect(str(work))
-        self.published = generations.published(self._con)
-        upgrade = migrations.upgrade(self._con)
+        try:
+            _remove_writer_files(self.paths)  # a killed run's
+            work = self.paths.work_duckdb
+            if self.paths.duckdb.exists():
+                shutil.copyfile(self.paths.duckdb, work)
+            self._con = duckdb.connect(str(work))
+            self.published = generations.published(self._con)
+            upgrade = migrations.upgrade(self._con)
+        except BaseException:  # a full disk, say: nothing half-copied stays behind
+            self.abandon()
+            raise
         # Documents written by an older docsym may lack newer views: index them again.
         self.needs_reindex = upgrade.reindex
         self._dirty = not self.paths.duckdb.exists() or upgrade.from_version != upgrade.to_version
@@ -81,18 +84,20 @@ class IndexWriter:
                     self._con.close()
         finally:
             self._con = None
-            _remove(self.paths.work_duckdb)
+            _remove_writer_files(self.paths)
             self._release_lock()
 
     def abandon(self) -> None:
         """End the run without publishing anything more: readers keep the last published file,
-        and the next run starts from it."""
+        and the next run starts from it. The private copies go, whatever state a failed write
+        (a full disk) left them in."""
         try:
             if self._con is not None:
-                self._con.close()
+                with contextlib.suppress(duckdb.Error):
+                    self._con.close()
         finally:
             self._con = None
-            _remove(self.paths.work_duckdb)
+            _remove_writer_files(self.paths)
             self._release_lock()
 
     @property
@@ -202,10 +207,14 @@ class IndexWriter:
             self.con, run_state.KEY, run_state.value(os.getpid(), self.waiting_files)
         )
         self.con.execute("CHECKPOINT")
-        staging = self.paths.root / ".index.duckdb.publish"
-        shutil.copyfile(self.paths.work_duckdb, staging)
-        _fsync(staging)
-        os.replace(staging, self.paths.duckdb)
+        staging = self.paths.publish_duckdb
+        try:
+            shutil.copyfile(self.paths.work_duckdb, staging)
+            _fsync(staging)
+            os.replace(staging, self.paths.duckdb)
+        except BaseException:  # readers keep the file published last
+            _remove(staging)
+            raise
         self._last_publish = time.monotonic()
         self._dirty = False
         self._published_as(self.generation)
@@ -257,6 +266,14 @@ class IndexWriter:
 
 def _remove(path: Path) -> None:
     path.unlink(missing_ok=True)
+
+
+def _remove_writer_files(paths: IndexPaths) -> None:
+    for path in paths.writer_files():
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            _remove(path)
 
 
 def _fsync(path: Path) -> None:

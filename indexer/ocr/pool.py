@@ -57,7 +57,14 @@ class OcrCache:
         return _from_json(row[0]) if row else None
 
     def put(self, key: str, result: PageOcr) -> None:
-        self.db.execute("INSERT OR REPLACE INTO ocr_pages VALUES (?, ?)", (key, _to_json(result)))
+        """Keep a page's result; on a full disk (or a file size limit) the page is simply not
+        kept: the run stops at its own next write, saying why in one line."""
+        try:
+            self.db.execute(
+                "INSERT OR REPLACE INTO ocr_pages VALUES (?, ?)", (key, _to_json(result))
+            )
+        except (apsw.FullError, apsw.IOError) as exc:
+            log.debug("OCR result of %s not cached: %s", key, exc)
 
     def close(self) -> None:
         self.db.close()
