@@ -14,7 +14,10 @@ by the kernel. So client SQL (``storage/sql_pool.py``) and page rendering
   ``PoolLimits.wait`` seconds at most, then is told so, so a few hostile calls cannot queue up
   behind each other and starve the rest;
 - a worker that holds more than ``recycle_mb`` after a request is replaced, so idle workers stay
-  small whatever a library keeps.
+  small whatever a library keeps;
+- workers are started by one thread the pool keeps: a worker dies with the thread that started
+  it (``PR_SET_PDEATHSIG`` follows the thread), and the server's tool threads end when idle, so
+  a worker started by one would die with it and the next call would wait for a new one.
 
 Protocol (``serve`` on the worker's side): one JSON request per line on stdin; the worker may
 write ``{"note": ...}`` lines (what it learned so far, kept if it is then stopped) and then one
@@ -33,6 +36,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Literal
 
@@ -137,6 +141,7 @@ class ProcessPool:
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._starter = ThreadPoolExecutor(1, thread_name_prefix="docsym-worker-starter")
 
     def ask(self, request: Request) -> Reply:
         """The worker's reply to ``request``; ``WorkerStopped`` if none came."""
@@ -154,12 +159,12 @@ class ProcessPool:
         if reply is None:
             crashed = worker.process.poll() is not None
             worker.stop()
-            self._give_back(_Worker(self.command))  # starts while the pool is idle
+            self._give_back(self._start())  # loads while the pool is idle
             limit: Stop = "crash" if crashed else "time"
             raise WorkerStopped(limit, time.monotonic() - started, worker.notes)
         if reply.get("rss_mb", 0) > self.recycle_mb:  # a library keeps what a big call used
             worker.stop()
-            worker = _Worker(self.command)
+            worker = self._start()
         self._give_back(worker)
         return reply
 
@@ -170,7 +175,13 @@ class ProcessPool:
                 if worker.process.poll() is None:
                     return worker
                 worker.stop()
-        return _Worker(self.command)
+        return self._start()
+
+    def _start(self) -> _Worker:
+        try:
+            return self._starter.submit(_Worker, self.command).result()
+        except RuntimeError:  # the pool was closed during a call: that call still gets one
+            return _Worker(self.command)
 
     def _give_back(self, worker: _Worker) -> None:
         with self._lock:
@@ -190,6 +201,7 @@ class ProcessPool:
             idle, self._idle = self._idle, []
         for worker in idle:
             worker.stop()
+        self._starter.shutdown(wait=False)
 
 
 def serve(start: Callable[[], Callable[[Request, Note], Reply]]) -> None:
