@@ -9,7 +9,8 @@ by the kernel. So client SQL (``storage/sql_pool.py``) and page rendering
   mapped, lowers its CPU priority so the server's other tools come first, and dies with its
   parent;
 - a worker that does not answer within ``PoolLimits.seconds`` is killed, and a fresh one starts
-  at once, while the pool waits for the next request;
+  at once, while the pool waits for the next request; the time counts from when the worker is
+  ready (its libraries loaded: PyMuPDF takes over a second), so it bounds the request alone;
 - at most ``PoolLimits.workers`` requests run at once; one that finds them all busy waits
   ``PoolLimits.wait`` seconds at most, then is told so, so a few hostile calls cannot queue up
   behind each other and starve the rest;
@@ -19,7 +20,8 @@ by the kernel. So client SQL (``storage/sql_pool.py``) and page rendering
   it (``PR_SET_PDEATHSIG`` follows the thread), and the server's tool threads end when idle, so
   a worker started by one would die with it and the next call would wait for a new one.
 
-Protocol (``serve`` on the worker's side): one JSON request per line on stdin; the worker may
+Protocol (``serve`` on the worker's side): the worker writes ``{"ready": true}`` once it has
+loaded what it needs; then one JSON request per line on stdin, to which the worker may
 write ``{"note": ...}`` lines (what it learned so far, kept if it is then stopped) and then one
 JSON reply per line on its original stdout, carrying ``rss_mb``; a reply whose ``payload`` is
 bytes is sent as ``"payload": <length>`` and those bytes after the line. Anything else the
@@ -43,6 +45,9 @@ from typing import Any, BinaryIO, Literal
 from docsym.runtime.process_limits import die_with_parent, resident_mb
 
 READ_CHUNK = 1 << 16
+# A worker not ready this long after it started (its interpreter and libraries loaded) is
+# taken for broken; loading takes 0.1-1.5 s.
+STARTUP_SECONDS = 60.0
 WORKER_NICENESS = 10  # interactive tools of the server go first on a loaded machine
 
 Request = dict[str, Any]
@@ -76,7 +81,17 @@ class _Worker:
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
         self._pending = bytearray()
+        self._ready = False
         self.notes: list[dict[str, Any]] = []
+
+    def ready(self, deadline: float) -> bool:
+        """Whether the worker has loaded what it needs; waits for it until ``deadline``."""
+        if not self._ready:
+            if not self._fill(deadline):
+                return False
+            del self._pending[: self._pending.index(b"\n") + 1]  # {"ready": true}
+            self._ready = True
+        return True
 
     def ask(self, request: Request, deadline: float) -> Reply | None:
         """Send one request; the reply, or None if the deadline passed or the worker died."""
@@ -154,10 +169,11 @@ class ProcessPool:
 
     def _ask(self, request: Request) -> Reply:
         worker = self._take()
+        ready = worker.ready(time.monotonic() + STARTUP_SECONDS)
         started = time.monotonic()
-        reply = worker.ask(request, started + self.limits.seconds)
+        reply = worker.ask(request, started + self.limits.seconds) if ready else None
         if reply is None:
-            crashed = worker.process.poll() is not None
+            crashed = not ready or worker.process.poll() is not None
             worker.stop()
             self._give_back(self._start())  # loads while the pool is idle
             limit: Stop = "crash" if crashed else "time"
@@ -211,6 +227,8 @@ def serve(start: Callable[[], Callable[[Request, Note], Reply]]) -> None:
     die_with_parent()
     os.nice(WORKER_NICENESS)
     answer = start()
+    replies.write(b'{"ready": true}\n')
+    replies.flush()
 
     def note(fact: dict[str, Any]) -> None:
         replies.write(json.dumps({"note": fact}).encode() + b"\n")

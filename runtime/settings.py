@@ -223,7 +223,7 @@ class Settings(BaseSettings):
         "worker process drawing it is killed when it passes.",
     )
     render_memory_mb: int = Field(
-        default=512,
+        default=1024,
         ge=64,
         description="`view_page`: memory drawing one page may use (the worker's address-space "
         "cap above what it maps at start); a page needing more is drawn at a lower dpi, else "

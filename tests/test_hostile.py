@@ -100,6 +100,25 @@ def test_a_full_pool_answers_busy_instead_of_queueing(sample_index: Path) -> Non
         pool.close()
 
 
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+def test_a_worker_outlives_the_thread_that_started_it(sample_index: Path) -> None:
+    """A worker dies with the thread that started it (PR_SET_PDEATHSIG follows the thread), and
+    the server's tool threads end when idle: the pool starts workers from a thread of its own."""
+    pool = SqlPool(sample_index, sql_limits(workers=1))
+    try:
+        caller = threading.Thread(target=pool.run, args=("SELECT 1", 5))
+        caller.start()
+        caller.join()
+        (worker,) = _worker_pids(pool)
+        while Path(f"/proc/self/task/{caller.native_id}").exists():
+            time.sleep(0.01)  # the thread has ended in the kernel too
+        time.sleep(0.2)  # a worker killed with it would be gone by now
+        assert pool.run("SELECT 1 AS one", 5).rows == [[1]]
+        assert _worker_pids(pool) == [worker]
+    finally:
+        pool.close()
+
+
 @pytest.mark.parametrize(
     "sql",
     [

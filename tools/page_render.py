@@ -99,12 +99,16 @@ def render(request: dict[str, Any], where: str) -> Rendered:
         if reply["kind"] == "memory":
             raise ToolError(
                 f"view_page could not draw {where} within the memory limit "
-                f"({pool.limits.memory_mb} MB, DOCSYM_RENDER_MEMORY_MB; {reply['error']})"
-                + _advice(reply.get("image"), memory=True)
+                f"({pool.limits.memory_mb} MB, DOCSYM_RENDER_MEMORY_MB), {reply['error']}"
+                + _advice(reply.get("image"), "", shrink=False)
             )
         raise RenderRefused(reply["error"], reply["kind"])
     return Rendered(
-        reply["bbox"], reply["width"], reply["height"], reply["dpi"], reply["notes"],
+        reply["bbox"],
+        reply["width"],
+        reply["height"],
+        reply["dpi"],
+        reply["notes"],
         reply["payload"],
     )
 
@@ -120,23 +124,24 @@ def _stopped(stop: WorkerStopped, limits: PoolLimits, where: str) -> str:
         return (
             f"view_page stopped: the process drawing {where} ended without an answer (most "
             f"often the memory limit, {limits.memory_mb} MB, DOCSYM_RENDER_MEMORY_MB)"
-            + _advice(image, memory=True)
+            + _advice(image, "", shrink=False)
         )
     return (
         f"view_page stopped at the time limit ({limits.seconds:g} s, DOCSYM_RENDER_SECONDS) "
-        f"drawing {where}" + _advice(image, memory=False)
+        f"drawing {where}"
+        + _advice(image, ", all of whose pixels are decoded whatever the dpi", shrink=True)
     )
 
 
-def _advice(image: dict[str, Any] | None, *, memory: bool) -> str:
-    """What made the page costly, when known, and what to try instead."""
+def _advice(image: dict[str, Any] | None, decoded: str, *, shrink: bool) -> str:
+    """What made the page costly, when known, and what to try instead: a box covering less of
+    an image shortens its decoding (``shrink``), but only leaving it out saves its memory."""
     if image is None:
-        return ": the page is too costly to draw. Pass a smaller bounding_box or a lower dpi."
+        return ". Pass a smaller bounding_box or a lower dpi."
     at = f" at {image['bbox']}" if image.get("bbox") else ""
-    decoded = "at full size" if memory else "pixel by pixel"
+    box = "leaves the image out or covers less of it" if shrink else "leaves the image out"
     return (
         f": it holds a {image['width']:,} x {image['height']:,} px image{at} "
-        f"({image['filter'] or 'unfiltered'}), decoded {decoded} whatever the dpi. Pass a "
-        "bounding_box that leaves the image out or covers less of it, or read the page's text "
-        "instead (run_sql on pages)."
+        f"({image['filter'] or 'unfiltered'}){decoded}. Pass a bounding_box that {box}, or read "
+        "the page's text instead (run_sql on pages)."
     )

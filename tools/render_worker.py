@@ -113,18 +113,20 @@ def _render(page: pymupdf.Page, request: dict[str, Any], note: Note) -> dict[str
             f"{request['max_pixels']:,} pixels; pass a smaller bounding_box to see the region in "
             "more detail"
         )
-    image = _largest_image(page)
+    image = _largest_image(page, LARGE_IMAGE_PIXELS)
     if image is not None:
         note({"image": image})
     for mark in request["marks"]:
         _draw_highlight(page, pymupdf.Rect(mark))
-    pixmap, used_dpi = _draw(page, clip, dpi)
-    if pixmap is None:
-        return {"error": f"not even at {used_dpi} dpi", "kind": "memory", "image": image}
+    drawn = _draw(page, clip, dpi)
+    if drawn is None:
+        image = _largest_image(page, 0)
+        return {"error": f"not even at {MIN_RETRY_DPI} dpi", "kind": "memory", "image": image}
+    pixmap, png, used_dpi = drawn
     if used_dpi < dpi:
         notes.append(
-            f"dpi lowered from {dpi} to {used_dpi}: the page needed more memory than the render "
-            f"limit at {dpi} dpi"
+            f"dpi lowered from {dpi} to {used_dpi} to stay within the render memory limit "
+            "(DOCSYM_RENDER_MEMORY_MB)"
         )
     return {
         "bbox": [round(v, 2) for v in clip],
@@ -132,47 +134,51 @@ def _render(page: pymupdf.Page, request: dict[str, Any], note: Note) -> dict[str
         "height": pixmap.height,
         "dpi": used_dpi,
         "notes": notes,
-        "payload": pixmap.tobytes("png"),
+        "payload": png,
     }
 
 
-def _draw(page: pymupdf.Page, clip: pymupdf.Rect, dpi: int) -> tuple[pymupdf.Pixmap | None, int]:
-    """The page drawn at ``dpi``, or at half of it, and so on, if it runs out of memory; MuPDF
-    leaves out what it cannot decode and goes on, so its warnings say whether it did."""
+def _draw(
+    page: pymupdf.Page, clip: pymupdf.Rect, dpi: int
+) -> tuple[pymupdf.Pixmap, bytes, int] | None:
+    """The page drawn at ``dpi`` and its PNG, or at half the dpi, and so on, if it runs out of
+    memory; MuPDF leaves out what it cannot decode and goes on, so its warnings say whether it
+    did. None if it runs out of memory even at MIN_RETRY_DPI."""
     while True:
         pymupdf.TOOLS.mupdf_warnings(reset=True)
         try:
             pixmap = page.get_pixmap(dpi=dpi, clip=clip * page.rotation_matrix, alpha=False)
+            png = pixmap.tobytes("png")
         except Exception as exc:
-            if not any(sign in str(exc) for sign in OUT_OF_MEMORY):
+            said = str(exc) + pymupdf.TOOLS.mupdf_warnings()
+            if not any(sign in said for sign in OUT_OF_MEMORY):
                 raise
-            pixmap = None
-        if pixmap is not None and not any(
-            sign in pymupdf.TOOLS.mupdf_warnings() for sign in OUT_OF_MEMORY
-        ):
-            return pixmap, dpi
-        pixmap = None
+        else:
+            warnings = pymupdf.TOOLS.mupdf_warnings()
+            if not any(sign in warnings for sign in OUT_OF_MEMORY):
+                return pixmap, png, dpi
+        pixmap = png = None
         pymupdf.TOOLS.store_shrink(100)
         if dpi <= MIN_RETRY_DPI:
-            return None, dpi
+            return None
         dpi = max(MIN_RETRY_DPI, dpi // 2)
 
 
-def _largest_image(page: pymupdf.Page) -> dict[str, Any] | None:
-    """The page's largest image when it holds more than LARGE_IMAGE_PIXELS: its size, how it is
-    stored and where it is drawn (read from the page's resources, nothing decoded)."""
-    images = [(i[2] * i[3], i) for i in page.get_images(full=True) if i[2] > 0 and i[3] > 0]
-    if not images:
+def _largest_image(page: pymupdf.Page, more_than: int) -> dict[str, Any] | None:
+    """The page's largest image if it holds more than ``more_than`` pixels: its size, how it is
+    stored and where it is drawn. Nothing is decoded: the page's resources say whether there is
+    one, then a pass over its content without drawing says where (``get_image_rects`` would
+    decode every image to match it by its hash)."""
+    stored = [i for i in page.get_images(full=True) if i[2] * i[3] > more_than]
+    if not stored:
         return None
-    pixels, (xref, _, width, height, _, _, _, _, stored, *_) = max(images)
-    if pixels <= LARGE_IMAGE_PIXELS:
-        return None
-    rects = page.get_image_rects(xref)
+    _, _, width, height, _, _, _, _, compression, *_ = max(stored, key=lambda i: i[2] * i[3])
+    drawn = [i for i in page.get_image_info() if (i["width"], i["height"]) == (width, height)]
     return {
         "width": width,
         "height": height,
-        "filter": stored,
-        "bbox": [round(v, 1) for v in rects[0] * page.derotation_matrix] if rects else None,
+        "filter": compression,
+        "bbox": [round(v, 1) for v in drawn[0]["bbox"]] if drawn else None,
     }
 
 
@@ -182,8 +188,7 @@ def _clip(page_rect: pymupdf.Rect, wanted: list[float] | None) -> pymupdf.Rect:
     clipped = pymupdf.Rect(wanted) & page_rect
     if clipped.is_empty:
         raise _Refused(
-            f"bounding_box {_fmt(pymupdf.Rect(wanted))} lies outside the page "
-            f"({_fmt(page_rect)}).",
+            f"bounding_box {_fmt(pymupdf.Rect(wanted))} lies outside the page ({_fmt(page_rect)}).",
             "box",
         )
     return clipped
