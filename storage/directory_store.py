@@ -65,7 +65,7 @@ class DirectoryStore(Store):
         """Run a client's statement in a worker process bounded in time and memory."""
         with self._lock:
             if self._sql_pool is None:
-                self._sql_pool = SqlPool(self.paths.root)  # the settings' DOCSYM_SQL_* limits
+                self._sql_pool = SqlPool(self.paths.root)  # the settings' sql_* limits
             pool = self._sql_pool
         return pool.run(sql, limit)
 

@@ -31,7 +31,7 @@ RECYCLE_MB = 256
 
 
 def sql_limits(**overrides: Any) -> PoolLimits:
-    """The settings' limits for client SQL (``DOCSYM_SQL_*``), with any of them replaced."""
+    """The limits for client SQL, from the settings' ``sql_*`` fields, any of them replaced."""
     s = get_settings()
     limits = PoolLimits(s.sql_seconds, s.sql_memory_mb, s.sql_workers, s.sql_wait_seconds)
     return replace(limits, **overrides)

@@ -47,7 +47,7 @@ class RenderRefused(ToolError):
 
 
 def render_limits(**overrides: Any) -> PoolLimits:
-    """The settings' limits for drawing pages (``DOCSYM_RENDER_*``), with any replaced."""
+    """The limits for drawing pages, from the settings' ``render_*`` fields, any replaced."""
     s = get_settings()
     limits = PoolLimits(
         s.render_seconds, s.render_memory_mb, s.render_workers, s.render_wait_seconds

@@ -223,7 +223,8 @@ VIEW_PAGE = ToolSpec(
         "printed. " + BBOX_HELP + " Pass the bbox of a search hit, table or figure as "
         "bounding_box to crop; mark what you cite with highlight_ids (a hit's cited ids, "
         "cell ids) or highlights (boxes). dpi 36-300; images are capped at 4 megapixels "
-        "(dpi is lowered to fit, and the note says so)."
+        "(dpi is lowered to fit, and the note says so). A page too costly to draw within the "
+        "server's time or memory limit is refused, saying what to try instead."
     ),
     arguments=ViewPageArgs,
     function=view_page,
