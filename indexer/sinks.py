@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -79,11 +79,17 @@ class Sink(ABC):
 
     def record_failure(self, path: Path | str, outcome: Outcome, reason: str) -> None:
         """Remember that ``path`` (a Path, or readable text) was not indexed, and why."""
-        self.writer.record_failures([failed_files.record_row(path, outcome, reason)])
+        with self._writing():
+            self.writer.record_failures([failed_files.record_row(path, outcome, reason)])
 
     def clear_failures(self, paths: list[str]) -> None:
         """Forget the records of ``paths`` (readable text): read since, or gone."""
-        self.writer.clear_failures(paths)
+        with self._writing():
+            self.writer.clear_failures(paths)
+
+    def _writing(self) -> AbstractContextManager[None]:
+        """What every write of the sink runs inside (an index directory's check for room)."""
+        return nullcontext()
 
     def recorded_failures(self) -> list[tuple[str, bytes | None]]:
         """(readable path, exact bytes) of every file recorded as not indexed."""
@@ -187,6 +193,9 @@ class DirectorySink(Sink):
             self.vectors.close()
             raise
         self.needs_reindex = self.writer.needs_reindex
+
+    def _writing(self) -> AbstractContextManager[None]:
+        return self._room()
 
     @contextmanager
     def _room(self) -> Iterator[None]:

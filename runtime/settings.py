@@ -210,6 +210,30 @@ class Settings(BaseSettings):
         description="`run_sql`: how long a statement waits for a free worker before the "
         "client is told the server is busy.",
     )
+    render_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=600,
+        description="`view_page`: wall time of drawing one page, reading the file included; the "
+        "worker process drawing it is killed when it passes.",
+    )
+    render_memory_mb: int = Field(
+        default=1024,
+        ge=64,
+        description="`view_page`: memory drawing one page may use (the worker's address-space "
+        "cap above what it maps at start); a page needing more is drawn at a lower dpi, else "
+        "refused.",
+    )
+    render_workers: int = Field(
+        default=2, ge=1, le=64, description="`view_page`: pages that may be drawn at once."
+    )
+    render_wait_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        le=60,
+        description="`view_page`: how long a call waits for a free worker before the client is "
+        "told the server is busy.",
+    )
 
     @field_validator("max_file_mb")
     @classmethod

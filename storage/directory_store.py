@@ -20,12 +20,11 @@ import duckdb
 import numpy as np
 
 from docsym.language.terms import search_words
-from docsym.runtime.settings import get_settings
 from docsym.storage import generations, run_state, schema
 from docsym.storage.bm25_search import Bm25Search
 from docsym.storage.paths import IndexNotFoundError, IndexPaths
 from docsym.storage.reader import IndexReader
-from docsym.storage.sql_pool import SqlLimits, SqlPool, SqlRows
+from docsym.storage.sql_pool import SqlPool, SqlRows
 from docsym.storage.store import EntryRow, Store
 from docsym.storage.vector_index import VectorIndex, load_from_sqlite
 from docsym.storage.vectors import (
@@ -74,11 +73,7 @@ class DirectoryStore(Store):
         """Run a client's statement in a worker process bounded in time and memory."""
         with self._lock:
             if self._sql_pool is None:
-                s = get_settings()
-                limits = SqlLimits(
-                    s.sql_seconds, s.sql_memory_mb, s.sql_workers, s.sql_wait_seconds
-                )
-                self._sql_pool = SqlPool(self.paths.root, limits)
+                self._sql_pool = SqlPool(self.paths.root)  # the settings' sql_* limits
             pool = self._sql_pool
         return pool.run(sql, limit)
 

@@ -3,26 +3,26 @@
 A thread cannot stop DuckDB inside a long function call (``levenshtein`` of two 160k strings runs
 for minutes whatever ``interrupt()`` says), and ``memory_limit`` caps only DuckDB's buffer
 manager, not the strings a function builds. A process can be bounded by the kernel: this one caps
-its own address space (``RLIMIT_AS``), lowers its CPU priority so the server's other tools come
-first, and is killed by the pool when a statement passes its time budget.
+its own address space (``RLIMIT_AS``) and is killed by the pool when a statement passes its time
+budget (``runtime/process_pool.py``'s ``serve`` runs its loop).
 
-Protocol: one JSON request per line on stdin (``{"sql": ..., "limit": ...}``), one JSON reply
-per line on the original stdout: ``{"columns", "rows", "more"}`` or ``{"error", "limit"}``, with
-``rss_mb``, the worker's resident memory after the statement.
+Request: ``{"sql": ..., "limit": ...}``; reply: ``{"columns", "rows", "more"}`` or
+``{"error", "limit"}``.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import duckdb
 
 from docsym.runtime.bounds import jsonable, scrub
-from docsym.runtime.process_limits import cap_address_space, die_with_parent, resident_mb
+from docsym.runtime.process_limits import cap_address_space
+from docsym.runtime.process_pool import Note, serve
 from docsym.storage.paths import IndexNotFoundError
 from docsym.storage.reader import IndexReader
 from docsym.storage.sql_check import SqlRefused, check_statement
@@ -36,10 +36,11 @@ DUCKDB_RESERVE_MB = 1024
 
 
 def main() -> None:
+    serve(_start)
+
+
+def _start() -> Callable[[dict[str, Any], Note], dict[str, Any]]:
     root, memory_mb = Path(sys.argv[1]), int(sys.argv[2])
-    replies = _private_stdout()
-    die_with_parent()
-    os.nice(10)  # interactive tools of the server go first on a loaded machine
     reader = IndexReader(root, threads=1, memory_limit=f"{memory_mb}MB")
     try:
         reader.connection()  # map DuckDB and the index before the cap is measured
@@ -47,10 +48,7 @@ def main() -> None:
     except IndexNotFoundError:
         reserve = DUCKDB_RESERVE_MB
     cap_address_space(memory_mb + reserve)
-    for line in sys.stdin.buffer:
-        reply = {**_answer(reader, json.loads(line)), "rss_mb": resident_mb()}
-        replies.write(json.dumps(reply).encode() + b"\n")
-        replies.flush()
+    return lambda request, _note: _answer(reader, request)
 
 
 def _answer(reader: IndexReader, request: dict[str, Any]) -> dict[str, Any]:
@@ -90,13 +88,6 @@ def bounded_rows(cursor: duckdb.DuckDBPyConnection, limit: int) -> tuple[list[li
                 return rows, True
             rows.append(values)
     return rows, True
-
-
-def _private_stdout() -> BinaryIO:
-    """Replies get their own copy of stdout; anything else printing goes to stderr."""
-    replies = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    return replies
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+import zlib
 from pathlib import Path
 
 # A file name that is not UTF-8 (the bytes of a Latin-1 name read on a UTF-8 system).
@@ -47,6 +48,82 @@ def huge_scan_pdf(path: Path, side: float, text: str) -> None:
     path.write_bytes(doc.tobytes())
     doc.close()
     source.close()
+
+
+# The pages of costly_pages_pdf, by what makes each costly to draw.
+COSTLY_PAGES = {"huge_image": 1, "plain": 2, "nested_groups": 3, "jpeg2000": 4}
+HUGE_IMAGE_SIDE = 20_000
+
+
+def costly_pages_pdf(path: Path) -> None:
+    """A PDF of pages costly to draw (``COSTLY_PAGES``), 1.2 MB: a 20,000 x 20,000 px RGB image
+    (1.2 GB of pixels, inflated in full whatever the dpi), a plain text page, 30 nested
+    transparency groups (a buffer each, of the output's size) and a 3,000 x 3,000 px JPEG 2000
+    image (decoded at full size). Each page has a line of text to find it by."""
+    import pymupdf
+    from PIL import Image
+
+    doc = pymupdf.open()
+    image_page = doc.new_page()
+    image_page.insert_text((72, 72), "The quokka poster page holds one huge image.", fontsize=11)
+    xref = doc.get_new_xref()
+    doc.update_object(
+        xref,
+        f"<< /Type /XObject /Subtype /Image /Width {HUGE_IMAGE_SIDE} /Height "
+        f"{HUGE_IMAGE_SIDE} /ColorSpace /DeviceRGB /BitsPerComponent 8 >>",
+    )
+    rows = 100  # compressed once, repeated: the file stays small and quick to write
+    pixels = _flate_repeated(bytes([200]) * (HUGE_IMAGE_SIDE * 3 * rows), HUGE_IMAGE_SIDE // rows)
+    doc.update_stream(xref, pixels, new=True, compress=False)
+    doc.xref_set_key(xref, "Filter", "/FlateDecode")
+    image_page.insert_image(pymupdf.Rect(72, 100, 540, 568), xref=xref)
+
+    doc.new_page().insert_text((72, 72), "The platypus page is plain text.", fontsize=11)
+
+    groups_page = doc.new_page()
+    groups_page.insert_text((72, 72), "The echidna page nests transparency groups.", fontsize=11)
+    inner = None
+    for _ in range(30):
+        group = doc.get_new_xref()
+        inside = f"/Resources << /XObject << /G {inner} 0 R >> >>" if inner else ""
+        doc.update_object(
+            group,
+            "<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Group << /S /Transparency "
+            f"/I true /K true >> {inside} >>",
+        )
+        doc.update_stream(group, b"/G Do" if inner else b"0.2 0.4 0.8 rg 0 0 612 792 re f")
+        inner = group
+    resources = int(doc.xref_get_key(groups_page.xref, "Resources")[1].split()[0])
+    doc.xref_set_key(resources, "XObject", f"<< /Top {inner} 0 R >>")
+    drawing = doc.get_new_xref()
+    doc.update_object(drawing, "<< >>")
+    doc.update_stream(drawing, b"q 0.5 0 0 0.5 100 100 cm /Top Do Q")
+    kind, contents = doc.xref_get_key(groups_page.xref, "Contents")
+    contents = contents.strip("[]") if kind == "array" else contents
+    doc.xref_set_key(groups_page.xref, "Contents", f"[{contents} {drawing} 0 R]")
+
+    jpx_page = doc.new_page()
+    jpx_page.insert_text((72, 72), "The wombat page holds a JPEG 2000 image.", fontsize=11)
+    jpx = io.BytesIO()
+    Image.new("RGB", (3000, 3000), (200, 180, 160)).save(
+        jpx, "JPEG2000", irreversible=True, quality_mode="rates", quality_layers=[200]
+    )
+    jpx_page.insert_image(pymupdf.Rect(72, 100, 540, 568), stream=jpx.getvalue())
+    path.write_bytes(doc.tobytes())
+    doc.close()
+
+
+def _flate_repeated(chunk: bytes, times: int) -> bytes:
+    """zlib data of ``chunk`` repeated ``times``: after a full flush the compressor starts
+    afresh, so every copy compresses to the same bytes, and only the checksum needs them all."""
+    compressor = zlib.compressobj(9)
+    first = compressor.compress(chunk) + compressor.flush(zlib.Z_FULL_FLUSH)
+    again = compressor.compress(chunk) + compressor.flush(zlib.Z_FULL_FLUSH)
+    end = compressor.flush()[:-4]  # the empty last block, without the checksum
+    checksum = 1
+    for _ in range(times):
+        checksum = zlib.adler32(chunk, checksum)
+    return first + again * (times - 1) + end + checksum.to_bytes(4, "big")
 
 
 def deep_html(path: Path, depth: int) -> None:

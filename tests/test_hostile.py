@@ -19,7 +19,7 @@ from mcp import Client
 from docsym.models.encoder import get_encoder
 from docsym.storage.backends import open_store
 from docsym.storage.consistency import check
-from docsym.storage.sql_pool import SqlFailed, SqlLimits, SqlPool, SqlStopped
+from docsym.storage.sql_pool import SqlFailed, SqlPool, SqlStopped, sql_limits
 from docsym.storage.vectors import Entry, VectorStore
 from docsym.tools.search import hybrid_search
 from tests.hostile_cases import HUGE_STRING_SQL, SLOW_SQL, agreement, hostile_calls, kill_in_window
@@ -28,7 +28,7 @@ from tests.test_mcp_security import _server, _still_answers
 
 @pytest.fixture(scope="module")
 def pool(sample_index: Path):
-    pool = SqlPool(sample_index, SqlLimits(seconds=2, memory_mb=256, workers=2, wait=0.3))
+    pool = SqlPool(sample_index, sql_limits(seconds=2, memory_mb=256, workers=2, wait=0.3))
     yield pool
     pool.close()
 
@@ -44,8 +44,7 @@ def _timed(call) -> tuple[float, BaseException | None]:
 
 def _worker_pids(pool: SqlPool) -> list[int]:
     """The process ids of the pool's idle workers."""
-    with pool._lock:
-        return [worker.process.pid for worker in pool._idle]
+    return pool.workers.worker_pids()
 
 
 def test_uninterruptible_function_is_stopped_at_its_time_budget(pool: SqlPool) -> None:
@@ -66,7 +65,7 @@ def test_memory_budget_holds_for_strings_a_function_builds(pool: SqlPool) -> Non
 
 
 def test_a_worker_left_large_by_a_statement_is_replaced(sample_index: Path) -> None:
-    pool = SqlPool(sample_index, SqlLimits(seconds=10, memory_mb=1024, workers=1))
+    pool = SqlPool(sample_index, sql_limits(seconds=10, memory_mb=1024, workers=1))
     try:
         pool.run("SELECT 1", 5)
         small = _worker_pids(pool)
@@ -87,7 +86,7 @@ def test_statement_length_is_bounded_before_parsing(pool: SqlPool) -> None:
 
 
 def test_a_full_pool_answers_busy_instead_of_queueing(sample_index: Path) -> None:
-    pool = SqlPool(sample_index, SqlLimits(seconds=3, workers=1, wait=0.2))
+    pool = SqlPool(sample_index, sql_limits(seconds=3, workers=1, wait=0.2))
     try:
         slow = threading.Thread(target=_timed, args=(lambda: pool.run(SLOW_SQL, 5),))
         slow.start()
@@ -97,6 +96,25 @@ def test_a_full_pool_answers_busy_instead_of_queueing(sample_index: Path) -> Non
         assert str(error).startswith("busy:") and elapsed < 1
         slow.join()
         assert pool.run("SELECT 1 AS one", 5).rows == [[1]]
+    finally:
+        pool.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+def test_a_worker_outlives_the_thread_that_started_it(sample_index: Path) -> None:
+    """A worker dies with the thread that started it (PR_SET_PDEATHSIG follows the thread), and
+    the server's tool threads end when idle: the pool starts workers from a thread of its own."""
+    pool = SqlPool(sample_index, sql_limits(workers=1))
+    try:
+        caller = threading.Thread(target=pool.run, args=("SELECT 1", 5))
+        caller.start()
+        caller.join()
+        (worker,) = _worker_pids(pool)
+        while Path(f"/proc/self/task/{caller.native_id}").exists():
+            time.sleep(0.01)  # the thread has ended in the kernel too
+        time.sleep(0.2)  # a worker killed with it would be gone by now
+        assert pool.run("SELECT 1 AS one", 5).rows == [[1]]
+        assert _worker_pids(pool) == [worker]
     finally:
         pool.close()
 

@@ -5,27 +5,27 @@ check what extraction may have lost (layout, symbols, plots). The document path 
 ``documents`` row, never from the caller; the file is read once, checked against the SHA-256
 recorded at indexing time, and rendered from those same bytes, so what is shown is what was
 indexed. Highlights are drawn on the in-memory copy only; the file on disk is never written.
+The reading and drawing happen in a worker process under a time and memory limit
+(``tools/page_render.py``); this module checks the call and finds the document and the boxes.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from pydantic import Field
 
 from docsym.runtime.formats import has_page_images
-from docsym.storage.file_names import original_path, readable
+from docsym.storage.file_names import original_path
 from docsym.storage.ids import table_row_sql
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
+from docsym.tools.page_render import RenderRefused, render
 from docsym.tools.results import ToolResult
 from docsym.tools.spec import Arguments, Box, PageNumber, ToolSpec
-
-if TYPE_CHECKING:  # PyMuPDF loads on the first view_page: the server starts faster without it
-    import pymupdf
 
 BBOX_HELP = (
     "Bounding boxes are [x0, y0, x1, y1] in PDF points (1/72 inch) with the origin at the "
@@ -38,8 +38,6 @@ MIN_DPI = 36
 MAX_DPI = 300
 MAX_PIXELS = 4_000_000
 MAX_HIGHLIGHTS = 50
-HIGHLIGHT_RGB = (1.0, 0.0, 0.0)
-HIGHLIGHT_FILL_OPACITY = 0.25
 
 
 class PageImage(ToolResult):
@@ -87,39 +85,43 @@ def view_page(
         )
     cited, elsewhere = boxes_of(store, doc_id, page_number, highlight_ids or [])
     marks += [_check_box(box, "a highlighted id's bbox") for box in cited]
-    data = _read_verified(store, doc_id, path, sha256)
-    import pymupdf
+    request = {
+        "path": os.fspath(path),
+        "sha256": sha256,
+        "page": page_number,
+        "box": wanted,
+        "dpi": dpi,
+        "max_pixels": MAX_PIXELS,
+        "marks": marks,
+    }
+    try:
+        page = render(request, f"page {page_number} of document {doc_id}")
+    except RenderRefused as refused:
+        raise ToolError(_refusal(refused, doc_id, page_number, store)) from None
+    notes = page.notes
+    if elsewhere:
+        notes.append(f"not highlighted (not on this page, or no box): {', '.join(elsewhere)}")
+    return PageImage(
+        doc_id=doc_id,
+        page_number=page_number,
+        bbox=page.bbox,
+        width_px=page.width,
+        height_px=page.height,
+        dpi=page.dpi,
+        png=page.png,
+        note="; ".join(notes) or None,
+    )
 
-    with pymupdf.open(stream=data, filetype="pdf") as doc:
-        page = doc[page_number - 1]
-        # Index bboxes are in the unrotated page space (as text extraction reports them);
-        # rendering clips in the displayed space, hence the rotation matrix below.
-        page_box = page.rect * page.derotation_matrix
-        clip = _clip(page_box, wanted)
-        notes: list[str] = []
-        if bounding_box is not None and not _same_box(clip, bounding_box):
-            notes.append(f"bounding_box clipped to the page ({_fmt(page_box)})")
-        used_dpi = _fit_dpi(clip, dpi)
-        if used_dpi < dpi:
-            notes.append(
-                f"dpi lowered from {dpi} to {used_dpi} to stay within {MAX_PIXELS:,} pixels; "
-                "pass a smaller bounding_box to see the region in more detail"
-            )
-        for rect in marks:
-            _draw_highlight(page, rect)
-        if elsewhere:
-            notes.append(f"not highlighted (not on this page, or no box): {', '.join(elsewhere)}")
-        pixmap = page.get_pixmap(dpi=used_dpi, clip=clip * page.rotation_matrix, alpha=False)
-        return PageImage(
-            doc_id=doc_id,
-            page_number=page_number,
-            bbox=[round(v, 2) for v in clip],
-            width_px=pixmap.width,
-            height_px=pixmap.height,
-            dpi=used_dpi,
-            png=pixmap.tobytes("png"),
-            note="; ".join(notes) or None,
+
+def _refusal(refused: RenderRefused, doc_id: str, page_number: int, store: Store) -> str:
+    if refused.kind == "stale":
+        return (
+            f"the file of document {doc_id} {refused}; re-run docsym index on its folder to "
+            f"index the current version (index: {store.location})"
         )
+    if refused.kind == "box":
+        return f"{refused} {BBOX_HELP}"
+    return f"page {page_number} of document {doc_id}: {refused}"
 
 
 # Rows with an id and a box on a page; a table row (storage/ids.py's table_row_id) is all its
@@ -176,30 +178,7 @@ def _pdf_of(store: Store, doc_id: str) -> tuple[Path, int, str | None]:
     return original_path(path, path_bytes), int(page_count or 0), sha256
 
 
-def _read_verified(store: Store, doc_id: str, path: Path, expected: str | None) -> bytes:
-    """The file's bytes, refused unless they are the bytes that were indexed."""
-    reindex = (
-        f"re-run docsym index on its folder to index the current version (index: {store.location})"
-    )
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ToolError(
-            f"the file of document {doc_id} is no longer readable at {readable(path)} "
-            f"({exc.strerror or type(exc).__name__}): it was moved or deleted since indexing; "
-            f"{reindex}"
-        ) from None
-    if expected and hashlib.sha256(data).hexdigest() != expected:
-        raise ToolError(
-            f"the file of document {doc_id} at {readable(path)} changed since it was indexed "
-            f"(its SHA-256 no longer matches); {reindex}"
-        )
-    return data
-
-
-def _check_box(box: object, what: str) -> pymupdf.Rect:
-    import pymupdf
-
+def _check_box(box: object, what: str) -> list[float]:
     if not isinstance(box, list | tuple) or len(box) != 4:
         raise ToolError(f"{what} must be 4 numbers [x0, y0, x1, y1], got {box!r}. {BBOX_HELP}")
     try:
@@ -210,58 +189,13 @@ def _check_box(box: object, what: str) -> pymupdf.Rect:
         raise ToolError(f"{what} must hold finite numbers, got {box!r}")
     if not (x0 < x1 and y0 < y1):
         raise ToolError(f"{what} needs x0 < x1 and y0 < y1, got {box!r}. {BBOX_HELP}")
-    return pymupdf.Rect(x0, y0, x1, y1)
+    return [x0, y0, x1, y1]
 
 
-def _check_highlights(highlights: list[list[float]]) -> list[pymupdf.Rect]:
+def _check_highlights(highlights: list[list[float]]) -> list[list[float]]:
     if len(highlights) > MAX_HIGHLIGHTS:
         raise ToolError(f"at most {MAX_HIGHLIGHTS} highlights per call, got {len(highlights)}")
     return [_check_box(box, f"highlights[{i}]") for i, box in enumerate(highlights)]
-
-
-def _clip(page_rect: pymupdf.Rect, wanted: pymupdf.Rect | None) -> pymupdf.Rect:
-    import pymupdf
-
-    if wanted is None:
-        return pymupdf.Rect(page_rect)
-    clipped = pymupdf.Rect(wanted) & page_rect
-    if clipped.is_empty:
-        raise ToolError(
-            f"bounding_box {_fmt(wanted)} lies outside the page ({_fmt(page_rect)}). {BBOX_HELP}"
-        )
-    return clipped
-
-
-def _fit_dpi(clip: pymupdf.Rect, dpi: int) -> int:
-    """The largest dpi up to ``dpi`` whose rendering stays under MAX_PIXELS (rounding included)."""
-    for candidate in range(dpi, 0, -1):
-        scale = candidate / 72
-        width = math.ceil(clip.width * scale) + 1
-        height = math.ceil(clip.height * scale) + 1
-        if width * height <= MAX_PIXELS:
-            return candidate
-    return 1
-
-
-def _draw_highlight(page: pymupdf.Page, rect: pymupdf.Rect) -> None:
-    # Drawing takes unrotated page coordinates, the space of the index bboxes.
-    page.draw_rect(
-        rect,
-        color=HIGHLIGHT_RGB,
-        fill=HIGHLIGHT_RGB,
-        width=1.5,
-        fill_opacity=HIGHLIGHT_FILL_OPACITY,
-        overlay=True,
-    )
-
-
-def _same_box(rect: pymupdf.Rect, box: list[float]) -> bool:
-    # Rect holds single-precision floats, so compare within a hundredth of a point.
-    return all(abs(a - float(b)) < 0.01 for a, b in zip(rect, box, strict=True))
-
-
-def _fmt(rect: pymupdf.Rect) -> str:
-    return "[" + ", ".join(f"{v:g}" for v in (round(c, 2) for c in rect)) + "]"
 
 
 class ViewPageArgs(Arguments):
@@ -290,7 +224,8 @@ VIEW_PAGE = ToolSpec(
         "printed. " + BBOX_HELP + " Pass the bbox of a search hit, table or figure as "
         "bounding_box to crop; mark what you cite with highlight_ids (a hit's cited ids, "
         "cell ids) or highlights (boxes). dpi 36-300; images are capped at 4 megapixels "
-        "(dpi is lowered to fit, and the note says so)."
+        "(dpi is lowered to fit, and the note says so). A page too costly to draw within the "
+        "server's time or memory limit is refused, saying what to try instead."
     ),
     arguments=ViewPageArgs,
     function=view_page,
