@@ -45,20 +45,24 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except IndexNotFoundError as exc:
-        err.print(f"[red]no index[/]: {escape(str(exc))}", highlight=False)
-        return 2
+        return _one_line("no index", exc)
     except MissingExtra as exc:
-        err.print(f"[red]not installed[/]: {escape(str(exc))}", highlight=False)
-        return 2
+        return _one_line("not installed", exc)
     except WorkerSetupError as exc:
-        err.print(f"[red]cannot index[/]: {escape(str(exc))}", highlight=False)
-        return 2
+        return _one_line("cannot index", exc)
     except IndexUnwritable as exc:  # read-only, or out of room: one line, the run cleaned up
-        err.print(f"[red]cannot index[/]: {escape(str(exc))}", highlight=False)
-        return 2
+        return _one_line("cannot index", exc)
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: documents committed so far are kept")
         return 130
+
+
+def _one_line(kind: str, exc: Exception) -> int:
+    """An expected failure, said in one line (its message names the file or directory, the
+    cause and the remedy); its traceback only with -v."""
+    logging.getLogger("docsym").debug("%s", kind, exc_info=exc)
+    err.print(f"[red]{kind}[/]: {escape(str(exc))}", highlight=False)
+    return 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -279,8 +283,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
                 vectors=not args.keyword_only,
             )
     except (FileNotFoundError, IndexLockedError) as exc:
-        err.print(f"[red]error[/]: {exc}")
-        return 2
+        return _one_line("error", exc)
     _print_report(report, target)
     return 0 if report.ok else 1
 
