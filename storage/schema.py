@@ -657,7 +657,7 @@ def compact() -> str:
     For prompts; ``describe()`` has every column's description. Binary columns are left out:
     they hold exact bytes for the indexer (a file name that is not UTF-8), never an answer."""
     lines = []
-    for t in (*TABLES, *RECORDS):
+    for t in TABLES:  # the records of failed files answer no question: prompts stay lean
         columns = ", ".join(
             c.name + ("[]" if c.type.endswith("[]") else "") + ("*" if c.encodable else "")
             for c in t.columns

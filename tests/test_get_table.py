@@ -182,29 +182,18 @@ def test_lookup_cells_checks_its_arguments(sample_store: Store, report_table_1: 
         lookup_cells(sample_store, report_table_1, limit=0)
 
 
-@pytest.fixture(scope="module")
-def nics_store(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
-    """An index of the NICS page alone (one wide table under two header lines)."""
-    from docsym.indexer.pipeline import index_paths
-
-    index_dir = tmp_path_factory.mktemp("nics-index")
-    report = index_paths(
-        [corpus / "tables" / "nics-background-checks-2015-11.pdf"], index_dir, ocr="off"
-    )
-    assert report.ok
-    store = open_store(index_dir)
-    yield store
-    store.close()
-
-
-def test_nics_value_by_group_and_sub_header(nics_store: Store):
+def test_nics_value_by_group_and_sub_header(corpus_store: Store, corpus_db):
     """A cell under a group header is found by its group and sub-header, the header lines
-    above the table's rows of numbers being its header."""
-    (table,) = nics_store.sql().execute("SELECT table_id FROM tables").fetchall()
-    found = lookup_cells(nics_store, table[0], ["Alabama"], ["Redemption", "Handgun"]).cells
+    above the table's rows of numbers being its header (the NICS page: one wide table under two
+    header lines, read from the session's corpus index)."""
+    from tests.conftest import doc_id_of
+
+    nics = doc_id_of(corpus_db, "nics-background-checks-2015-11.pdf")
+    (table,) = corpus_db.execute("SELECT table_id FROM tables WHERE doc_id = ?", [nics]).fetchall()
+    found = lookup_cells(corpus_store, table[0], ["Alabama"], ["Redemption", "Handgun"]).cells
     assert found[0]["text"] == "2,179"
     assert found[0]["col_path"] == ["Redemption", "Handgun"]
-    found = lookup_cells(nics_store, table[0], ["Texas"], ["Private Sale", "Long Gun"]).cells
+    found = lookup_cells(corpus_store, table[0], ["Texas"], ["Private Sale", "Long Gun"]).cells
     assert found[0]["value"] == pytest.approx(36)
 
 

@@ -6,9 +6,11 @@ The measured version of these probes, against a real server, is ``bench/hostile.
 
 from __future__ import annotations
 
+import queue
 import shutil
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -25,10 +27,15 @@ from docsym.tools.search import hybrid_search
 from tests.hostile_cases import HUGE_STRING_SQL, SLOW_SQL, agreement, hostile_calls, kill_in_window
 from tests.test_mcp_security import _server, _still_answers
 
+# A statement's time runs from when it is sent, and a worker started after a kill reads it only
+# once loaded (0.6 s of CPU, 5 s of wall time at a load of 10 on two cores): a statement that
+# must not meet the time limit gets a limit no start-up on a slow machine comes near.
+PATIENT = 120
+
 
 @pytest.fixture(scope="module")
 def pool(sample_index: Path):
-    pool = SqlPool(sample_index, sql_limits(seconds=2, memory_mb=256, workers=2, wait=0.3))
+    pool = SqlPool(sample_index, sql_limits(seconds=PATIENT, memory_mb=256, workers=2, wait=0.3))
     yield pool
     pool.close()
 
@@ -47,25 +54,38 @@ def _worker_pids(pool: SqlPool) -> list[int]:
     return pool.workers.worker_pids()
 
 
-def test_uninterruptible_function_is_stopped_at_its_time_budget(pool: SqlPool) -> None:
-    elapsed, error = _timed(lambda: pool.run(SLOW_SQL, 5))
-    assert isinstance(error, SqlStopped) and error.limit == "time"
-    assert "time limit (2 s" in str(error)
-    assert elapsed < 2 + 1
-    elapsed, error = _timed(lambda: pool.run("SELECT count(*) FROM documents", 5))
-    assert error is None and elapsed < 2  # a fresh worker was ready
+def test_uninterruptible_function_is_stopped_at_its_time_budget(sample_index: Path) -> None:
+    # SLOW_SQL computes for minutes; only the pool's deadline, 2 s after the statement was
+    # sent, ends it (a reply that came would be the statement's, not SqlStopped).
+    pool = SqlPool(sample_index, sql_limits(seconds=2, memory_mb=256, workers=1))
+    try:
+        _, error = _timed(lambda: pool.run(SLOW_SQL, 5))
+        assert isinstance(error, SqlStopped) and error.limit == "time"
+        assert "time limit (2 s" in str(error)
+        ready = _worker_pids(pool)
+        assert ready  # the stopped worker's replacement was started at once
+        # Its start-up is not the question: a patient limit for the next statement.
+        pool.workers.limits = replace(pool.workers.limits, seconds=PATIENT)
+        _, error = _timed(lambda: pool.run("SELECT count(*) FROM documents", 5))
+        assert error is None and _worker_pids(pool) == ready  # it answered, none started anew
+    finally:
+        pool.close()
 
 
-def test_memory_budget_holds_for_strings_a_function_builds(pool: SqlPool) -> None:
-    elapsed, error = _timed(lambda: pool.run(HUGE_STRING_SQL, 5))
-    assert isinstance(error, SqlStopped) and error.limit in {"memory", "crash"}
-    assert "memory limit (256 MB)" in str(error)
-    assert elapsed < 2 + 1
-    assert pool.run("SELECT count(*) FROM documents", 5).rows == [[2]]
+def test_memory_budget_holds_for_strings_a_function_builds(sample_index: Path) -> None:
+    # A time limit far beyond what filling 256 MB takes on any machine: only memory can stop it.
+    pool = SqlPool(sample_index, sql_limits(seconds=300, memory_mb=256, workers=1))
+    try:
+        _, error = _timed(lambda: pool.run(HUGE_STRING_SQL, 5))
+        assert isinstance(error, SqlStopped) and error.limit in {"memory", "crash"}
+        assert "memory limit (256 MB)" in str(error)
+        assert pool.run("SELECT count(*) FROM documents", 5).rows == [[2]]
+    finally:
+        pool.close()
 
 
 def test_a_worker_left_large_by_a_statement_is_replaced(sample_index: Path) -> None:
-    pool = SqlPool(sample_index, sql_limits(seconds=10, memory_mb=1024, workers=1))
+    pool = SqlPool(sample_index, sql_limits(seconds=PATIENT, memory_mb=1024, workers=1))
     try:
         pool.run("SELECT 1", 5)
         small = _worker_pids(pool)
@@ -78,29 +98,6 @@ def test_a_worker_left_large_by_a_statement_is_replaced(sample_index: Path) -> N
         pool.close()
 
 
-def test_statement_length_is_bounded_before_parsing(pool: SqlPool) -> None:
-    in_list = ", ".join(str(i) for i in range(300_000))  # ~2 MB, seconds to parse
-    elapsed, error = _timed(lambda: pool.run(f"SELECT 1 WHERE 1 IN ({in_list})", 5))
-    assert isinstance(error, SqlFailed) and "over the limit of 20,000" in str(error)
-    assert elapsed < 0.5
-
-
-def test_a_full_pool_answers_busy_instead_of_queueing(sample_index: Path) -> None:
-    pool = SqlPool(sample_index, sql_limits(seconds=3, workers=1, wait=0.2))
-    try:
-        slow = threading.Thread(target=_timed, args=(lambda: pool.run(SLOW_SQL, 5),))
-        slow.start()
-        time.sleep(0.5)
-        elapsed, error = _timed(lambda: pool.run("SELECT 1", 5))
-        assert isinstance(error, SqlStopped) and error.limit == "busy"
-        assert str(error).startswith("busy:") and elapsed < 1
-        slow.join()
-        assert pool.run("SELECT 1 AS one", 5).rows == [[1]]
-    finally:
-        pool.close()
-
-
-@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
 def test_a_worker_outlives_the_thread_that_started_it(sample_index: Path) -> None:
     """A worker dies with the thread that started it (PR_SET_PDEATHSIG follows the thread), and
     the server's tool threads end when idle: the pool starts workers from a thread of its own."""
@@ -115,6 +112,41 @@ def test_a_worker_outlives_the_thread_that_started_it(sample_index: Path) -> Non
         time.sleep(0.2)  # a worker killed with it would be gone by now
         assert pool.run("SELECT 1 AS one", 5).rows == [[1]]
         assert _worker_pids(pool) == [worker]
+    finally:
+        pool.close()
+
+
+def test_statement_length_is_bounded_before_parsing(pool: SqlPool, monkeypatch) -> None:
+    in_list = ", ".join(str(i) for i in range(300_000))  # ~2 MB, seconds to parse
+    # Refused before the text travels to a worker (which would parse it): no worker is taken.
+    monkeypatch.setattr(pool.workers, "_take", lambda: pytest.fail("the statement reached a worker"))
+    _, error = _timed(lambda: pool.run(f"SELECT 1 WHERE 1 IN ({in_list})", 5))
+    assert isinstance(error, SqlFailed) and "over the limit of 20,000" in str(error)
+
+
+def test_a_full_pool_answers_busy_instead_of_queueing(sample_index: Path, monkeypatch) -> None:
+    # The slow statement holds the only worker until this test ends it (its time limit is far
+    # off), so the second statement meets a full pool however fast or slow the machine is.
+    pool = SqlPool(sample_index, sql_limits(seconds=300, workers=1, wait=0.2))
+    taken: queue.Queue = queue.Queue()
+    take = pool.workers._take
+
+    def take_and_tell():
+        worker = take()
+        taken.put(worker)
+        return worker
+
+    monkeypatch.setattr(pool.workers, "_take", take_and_tell)
+    try:
+        slow = threading.Thread(target=_timed, args=(lambda: pool.run(SLOW_SQL, 5),))
+        slow.start()
+        worker = taken.get(timeout=60)  # the slow statement holds the slot and its worker
+        _, error = _timed(lambda: pool.run("SELECT 1", 5))  # answered before the slow one ends
+        assert isinstance(error, SqlStopped) and error.limit == "busy"
+        assert str(error).startswith("busy:")
+        worker.process.kill()
+        slow.join()
+        assert pool.run("SELECT 1 AS one", 5).rows == [[1]]
     finally:
         pool.close()
 

@@ -94,14 +94,19 @@ def table_rows(store: Store, table_id: str) -> str:
 def whole(store: Store, expression: str, source: str) -> str:
     """The text ``SELECT expression source`` gives, read in pieces of the longest value run_sql
     returns uncut (MAX_CELL_CHARS), as a client reads a long one; whitespace made one space."""
-    found = run_sql(store, f"SELECT length({expression}) {source}").rows
+
+    def piece(start: int) -> str:
+        return f"substr({expression}, {start}, {MAX_CELL_CHARS})"
+
+    # The length and the first piece in one statement: most texts are one piece.
+    found = run_sql(store, f"SELECT length({expression}), {piece(1)} {source}").rows
     assert len(found) == 1, f"run_sql found {len(found)} rows {source}"
-    size = found[0][0] or 0
+    size, first = found[0][0] or 0, found[0][1] or ""
     pieces = [
-        run_sql(store, f"SELECT substr({expression}, {start}, {MAX_CELL_CHARS}) {source}").rows
-        for start in range(1, size + 1, MAX_CELL_CHARS)
+        run_sql(store, f"SELECT {piece(start)} {source}").rows[0][0]
+        for start in range(1 + MAX_CELL_CHARS, size + 1, MAX_CELL_CHARS)
     ]
-    return one_spaced("".join(rows[0][0] for rows in pieces))
+    return one_spaced(first + "".join(pieces))
 
 
 def assert_holds(store: Store, row_id: str, column: str, shown: str | None, where: str) -> None:

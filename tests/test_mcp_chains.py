@@ -66,10 +66,11 @@ def test_search_then_view_the_hit(corpus_index) -> None:
 
     async def scenario() -> None:
         async with Client(_server(corpus_index[0])) as client:
-            result = await client.call_tool(
-                "hybrid_search",
-                {"query": "Which CL command grants the QIBM_DB_SECADM function usage to a user?"},
-            )
+            # The answering chunk leads the next (page 9, on who may grant the usage) by 0.028
+            # of fused score, int8 and fp32 alike; the dev set's wording of the question ("Which
+            # CL command grants the QIBM_DB_SECADM function usage to a user?") by only 0.008.
+            question = "Which CL command changes function usage to grant QIBM_DB_SECADM to a user?"
+            result = await client.call_tool("hybrid_search", {"query": question})
             hit = result.structured_content["hits"][0]
             assert hit["page_number"] == 8 and "CHGFCNUSG" in hit["text"]
             page = await client.call_tool(
@@ -170,21 +171,25 @@ def test_outline_subtree_rank_then_view(corpus_index) -> None:
 
 def test_hybrid_search_on_row_and_column_summaries(corpus_index) -> None:
     """HD-RAG: searching the row/column summaries lands on a row or column holding the answer
-    (the 10-K prints 2021 total revenue, $17,455 million, in several tables: pages 53, 60, 98
-    and 129)."""
+    (the 10-K prints 2021 total revenue, $17,455 million, in several tables: pages 53, 60, 77,
+    98 and 129)."""
+    # The page 53 column leads the first summary without the answer by 0.063 (int8) and 0.070
+    # (fp32) of fused score; "Uber total revenue 2021" led a row of page 76 (common stock) by
+    # only 0.004-0.006, which another CPU's int8 arithmetic can turn.
+    question = "Uber revenue for the year ended December 31, 2021"
 
     async def scenario() -> None:
         async with Client(_server(corpus_index[0])) as client:
             found = await client.call_tool(
                 "hybrid_search",
-                {"query": "Uber total revenue 2021", "views": ["table_summaries.text"], "limit": 3},
+                {"query": question, "views": ["table_summaries.text"], "limit": 3},
             )
             assert not found.is_error, found.content[0].text
             hits = found.structured_content["hits"]
             assert all(h["table_name"] == "table_summaries" for h in hits)
             answers = [h for h in hits if "2021" in h["text"] and "17,455" in h["text"]]
             assert answers and answers[0] is hits[0]
-            assert {h["page_number"] for h in answers} <= {53, 60, 98, 129}
+            assert {h["page_number"] for h in answers} <= {53, 60, 77, 98, 129}
             bad = await client.call_tool("hybrid_search", {"query": "x", "views": ["tables"]})
             assert bad.is_error and "'table.column'" in bad.content[0].text
 

@@ -18,8 +18,6 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from docsym.client_config import docsym_command
-from docsym.demo import SAMPLES
-from docsym.indexer.pipeline import index_paths
 from tests.conftest import REPO
 
 # The README's placeholders for the absolute paths docsym config prints.
@@ -33,7 +31,7 @@ def _readme_config() -> dict:
     return json.loads(block)["mcpServers"]["docsym"]
 
 
-def test_readme_snippet_launches_the_server(tmp_path: Path) -> None:
+def test_readme_snippet_launches_the_server(sample_index: Path) -> None:
     config = _readme_config()
     if config["command"] == README_EXECUTABLE:  # as docsym config prints it: this install's
         executable, *before = docsym_command()
@@ -41,9 +39,7 @@ def test_readme_snippet_launches_the_server(tmp_path: Path) -> None:
         executable, before = shutil.which(config["command"]), []
     if executable is None:
         pytest.skip("the docsym console script is not installed (pip install -e .)")
-    index = tmp_path / "index"
-    assert index_paths([SAMPLES], index).ok
-    args = [str(index) if a == README_INDEX else a for a in config["args"]]
+    args = [str(sample_index) if a == README_INDEX else a for a in config["args"]]
     assert args != config["args"], "the snippet's index placeholder changed; update this test"
     args = [*before, *args]
 

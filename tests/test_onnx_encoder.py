@@ -77,8 +77,12 @@ def test_texts_cover_truncation_and_padding(model_dir: Path, texts: list[str]) -
     assert sum(n < batch[0] for batch in batches for n in batch) >= 100
 
 
+# int8 against sentence-transformers, min / mean cosine: 0.9805 / 0.9943 with AVX-512 VNNI's
+# int8 kernel; 0.9803 / 0.9919 with AVX2's, whose pairwise int16 sums saturate (emulated on the
+# VNNI machine). The mean's bound leaves room for that CPU; per-tensor scales, the regression
+# it guards against, give a mean of 0.956.
 @pytest.mark.parametrize(
-    ("quantize", "min_cosine", "min_mean"), [(False, 0.9999, 0.99999), (True, 0.97, 0.99)]
+    ("quantize", "min_cosine", "min_mean"), [(False, 0.9999, 0.99999), (True, 0.97, 0.985)]
 )
 def test_matches_sentence_transformers(
     model_dir: Path,

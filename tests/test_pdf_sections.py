@@ -126,12 +126,16 @@ def test_mupdf_outline_gives_four_level_tree(corpus: Path) -> None:
 
 def test_uber_10k_parts_and_items_fast(corpus: Path) -> None:
     doc = pymupdf.open(corpus / "long_docs/uber_2021_10k.pdf")
+    # Fast measured against reading the same 307 pages' layout, in CPU time of this thread:
+    # whatever the machine's speed or load (measured: 0.11 s against 2.0 s).
+    started = time.thread_time()
     layout = read_layout(doc)
-    started = time.perf_counter()
+    reading = time.thread_time() - started
+    started = time.thread_time()
     sections = extract_sections(doc, layout)
-    elapsed = time.perf_counter() - started
-    print(f"uber: {len(sections)} sections in {elapsed:.3f} s")
-    assert elapsed < 2.0
+    elapsed = time.thread_time() - started
+    print(f"uber: {len(sections)} sections in {elapsed:.3f} s of CPU, layout {reading:.3f} s")
+    assert elapsed < reading / 2
     _assert_tree_consistent(sections)
     parts = [s for s in sections if s.title.startswith("PART")]
     assert [s.number for s in parts] == ["I", "II", "III", "IV"]

@@ -194,12 +194,16 @@ def test_otsl_table_matches_docling_groundtruth(corpus) -> None:
 
 
 def test_uber_10k_tables_are_fast(corpus) -> None:
+    # Fast measured against reading the same 307 pages' layout, in CPU time of this thread:
+    # whatever the machine's speed or load (measured: 1.9-2.0 s against 2.0 s).
     with pymupdf.open(corpus / "long_docs/uber_2021_10k.pdf") as doc:
+        start = time.thread_time()
         layout = read_layout(doc)
-        start = time.perf_counter()
+        reading = time.thread_time() - start
+        start = time.thread_time()
         tables = extract_tables(layout)
-        seconds = time.perf_counter() - start
-    assert seconds < 5.0
+        seconds = time.thread_time() - start
+    assert seconds < 2.5 * reading, (seconds, reading)
     assert all(t.label is None or t.label.startswith("Table") for t in tables)
 
 
