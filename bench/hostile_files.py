@@ -218,7 +218,10 @@ def index_with_cli(paths: list[Path], index: Path, env: dict[str, str]) -> Run:
     return Run(elapsed, watch.peak() // MB, files, failed, skipped, run.returncode)
 
 
-DONE_LINE = re.compile(r"\s*(?P<seconds>[\d.]+) s\s+(?P<pages>\d+) pages  (?P<path>.*)$")
+# "[3/18]     0.4 s      0 pages  /path": a file written (docsym/index_progress.py's lines).
+DONE_LINE = re.compile(
+    r"\[\s*\d+/\d+\]\s+(?P<seconds>[\d.]+) s\s+(?P<pages>\d+) pages  (?P<path>.*)$"
+)
 
 
 def hostile(stall_seconds: float, keep: Path | None) -> bool:
