@@ -1,7 +1,7 @@
 """Hostile and odd files beside control documents, indexed in one run: time, memory, messages.
 
-    python bench/hostile_files.py [--stall-seconds 30] [--keep DIR]
-    python bench/hostile_files.py --corpus [DIR ...]
+    python bench/hostile_files.py [--stall-seconds 30] [--keep DIR] [--docsym EXE]
+    python bench/hostile_files.py --corpus [DIR ...] [--docsym EXE]
 
 The first form builds a folder holding each case of ``CASES`` (files made to hurt a parser,
 names that are not text, links out of the folder) and, per case, a control document, then
@@ -14,8 +14,10 @@ summed (psutil, every 20 ms). Goals: each case ends within its budget (the stall
 file stopped by time, the input limits' instant refusal otherwise) + 5 s; the run's peak <= 1.5
 GB; every control indexed and searchable; ``docsym check`` passes.
 
-``--corpus`` indexes the given folders (default: the whole ../shared/corpus) in one run and
-prints each file's time and the run's peak memory (goal: <= 1.5 GB, workers included).
+``--docsym`` runs another install's ``docsym`` (README command 1's venv, without torch) instead
+of this interpreter's. ``--corpus`` indexes the given folders (default: the whole
+../shared/corpus) in one run and prints each file's time and the run's peak memory (goal: <= 1.5
+GB, workers included).
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ from tests.stalling_llm import stalling_llm, write_stalling  # noqa: E402
 
 MB = 2**20
 GOAL_MB = 1536
+# The docsym command a run starts: this interpreter's, unless --docsym names another install's.
+DOCSYM = [sys.executable, "-m", "docsym"]
 SLACK_SECONDS = 5.0
 ANIMALS = [
     "aardvark",
@@ -189,7 +193,7 @@ class Run:
 def index_with_cli(paths: list[Path], index: Path, env: dict[str, str]) -> Run:
     """``docsym index`` in a subprocess, as a user runs it; its per-document lines (stderr is
     not a terminal) give each file's time."""
-    command = [sys.executable, "-m", "docsym", "index", *map(str, paths), "--index", str(index)]
+    command = [*DOCSYM, "index", *map(str, paths), "--index", str(index)]
     started = time.monotonic()
     run = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True, cwd=REPO)
     watch = TreeRss(run.pid)
@@ -214,7 +218,10 @@ def index_with_cli(paths: list[Path], index: Path, env: dict[str, str]) -> Run:
     return Run(elapsed, watch.peak() // MB, files, failed, skipped, run.returncode)
 
 
-DONE_LINE = re.compile(r"\s*(?P<seconds>[\d.]+) s\s+(?P<pages>\d+) pages  (?P<path>.*)$")
+# "[3/18]     0.4 s      0 pages  /path": a file written (docsym/index_progress.py's lines).
+DONE_LINE = re.compile(
+    r"\[\s*\d+/\d+\]\s+(?P<seconds>[\d.]+) s\s+(?P<pages>\d+) pages  (?P<path>.*)$"
+)
 
 
 def hostile(stall_seconds: float, keep: Path | None) -> bool:
@@ -308,7 +315,10 @@ def main() -> None:
     parser.add_argument("--stall-seconds", type=float, default=30.0)
     parser.add_argument("--keep", type=Path, help="build the folder and index here")
     parser.add_argument("--corpus", nargs="*", type=Path, help="index these folders instead")
+    parser.add_argument("--docsym", type=Path, help="another install's docsym executable")
     args = parser.parse_args()
+    if args.docsym:
+        DOCSYM[:] = [str(args.docsym)]
     if args.corpus is not None:
         ok = corpus(args.corpus or [REPO.parent / "shared" / "corpus"])
     else:
