@@ -119,7 +119,8 @@ def test_a_worker_outlives_the_thread_that_started_it(sample_index: Path) -> Non
 def test_statement_length_is_bounded_before_parsing(pool: SqlPool, monkeypatch) -> None:
     in_list = ", ".join(str(i) for i in range(300_000))  # ~2 MB, seconds to parse
     # Refused before the text travels to a worker (which would parse it): no worker is taken.
-    monkeypatch.setattr(pool.workers, "_take", lambda: pytest.fail("the statement reached a worker"))
+    reached = lambda: pytest.fail("the statement reached a worker")  # noqa: E731
+    monkeypatch.setattr(pool.workers, "_take", reached)
     _, error = _timed(lambda: pool.run(f"SELECT 1 WHERE 1 IN ({in_list})", 5))
     assert isinstance(error, SqlFailed) and "over the limit of 20,000" in str(error)
 
