@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import apsw
@@ -68,6 +69,9 @@ class DirectoryStore(Store):
     def sql(self):
         """A cursor for the tools' own queries (fixed SQL with parameters)."""
         return self.reader.connection()
+
+    def reading(self) -> AbstractContextManager[None]:
+        return self.reader.pinned()
 
     def client_sql(self, sql: str, limit: int) -> SqlRows:
         """Run a client's statement in a worker process bounded in time and memory."""

@@ -1,15 +1,33 @@
-"""Read the published index: read-only, sandboxed, and refreshed when the indexer publishes.
+"""Read the published index: read-only, sandboxed, one generation per call.
 
-The connection is kept open between requests (opening a DuckDB file costs ~15 ms) and reopened
-when ``index.duckdb`` is replaced by a new generation (its inode changes). External access is
-disabled and the configuration locked, so SQL run through it cannot read or write files, load
-extensions or change settings.
+The indexer publishes by renaming a new file over ``index.duckdb`` (``storage/writer.py``). A
+reader keeps a connection to the generation it last saw (opening a DuckDB file costs ~15 ms)
+and opens the new one when the file's identity changes; the old one is never closed under a
+caller: it goes when the last cursor and pin on it go. Closing it at once, as readers did, broke
+calls in flight on other threads ("Connection already closed!", "No open result set": 75 of 592
+calls four at a time failed with a publish every 0.2 s).
+
+Each generation is its own in-memory DuckDB instance with the file attached read-only. DuckDB
+keeps one instance per file path in a process and hands it to every ``connect`` of that path,
+so a connection opened on the new file while the old one lived would read the old generation;
+an attached file is opened afresh by each instance. Every cursor then starts with ``USE idx``.
+
+``pinned()`` holds one generation for a whole tool call, on every thread the call runs on
+(the pin is a context variable): its statements, the published generation number that decides
+which vector entries it sees, and the version its cached structures are keyed by all agree, so
+a call finishes on the generation it started with.
+
+External access is disabled and the configuration locked once the file is attached, so SQL run
+through a cursor cannot read or write files, load extensions or change settings.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import duckdb
@@ -18,15 +36,45 @@ from docsym.storage import generations
 from docsym.storage.paths import IndexNotFoundError, IndexPaths
 
 SANDBOX = {
-    "enable_external_access": False,
     "autoload_known_extensions": False,
     "autoinstall_known_extensions": False,
     "allow_community_extensions": False,
-    "lock_configuration": True,
     "threads": 2,
     "memory_limit": "2GB",
     "temp_directory": "",  # nothing spills to disk, and no host path shows in the settings
 }
+# Set once the file is attached (attaching is itself an access to a file).
+LOCKS = ("SET enable_external_access = false", "SET lock_configuration = true")
+CATALOG = "idx"  # the attached index's name in each generation's instance
+
+Identity = tuple[int, int]  # the published file's inode and modification time
+
+
+class Generation:
+    """One published file, attached read-only to an instance of its own."""
+
+    def __init__(self, path: Path, identity: Identity, config: dict) -> None:
+        self.identity = identity
+        self._con = duckdb.connect(":memory:", config=config)
+        escaped = str(path).replace("'", "''")
+        self._con.execute(f"ATTACH '{escaped}' AS {CATALOG} (READ_ONLY)")
+        for statement in LOCKS:
+            self._con.execute(statement)
+        self._published: int | None = None
+        self._lock = threading.Lock()
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A cursor of its own for one caller: cursors are not shared between threads."""
+        cursor = self._con.cursor()
+        cursor.execute(f"USE {CATALOG}")
+        return cursor
+
+    def published(self) -> int:
+        """The generation number the indexer stamped on this file."""
+        with self._lock:
+            if self._published is None:
+                self._published = generations.published(self.cursor())
+            return self._published
 
 
 class IndexReader:
@@ -34,38 +82,47 @@ class IndexReader:
         """``config`` overrides the sandbox's threads and memory_limit (the SQL workers')."""
         self.paths = IndexPaths(root)
         self._config = {**SANDBOX, **config}
-        self._con: duckdb.DuckDBPyConnection | None = None
-        self._identity: tuple[int, int] | None = None
-        self._published: tuple[tuple[int, int] | None, int] | None = None
+        self._newest: Generation | None = None
+        self._pin: ContextVar[Generation | None] = ContextVar(f"pin-{id(self)}", default=None)
         self._lock = threading.Lock()
 
     def connection(self) -> duckdb.DuckDBPyConnection:
-        """A cursor on the newest published generation of the index."""
-        with self._lock:
-            identity = self._current_identity()
-            if self._con is None or identity != self._identity:
-                if self._con is not None:
-                    self._con.close()
-                self._con = duckdb.connect(
-                    str(self.paths.duckdb), read_only=True, config=self._config
-                )
-                self._identity = identity
-            return self._con.cursor()
+        """A cursor on the pinned generation, else on the newest published one."""
+        return self._generation().cursor()
 
-    def generation(self) -> tuple[int, int]:
-        """Identity of the published index file: changes when the indexer publishes."""
-        with self._lock:
-            return self._current_identity()
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Read one generation until the block ends (nested pins keep the outer one)."""
+        if self._pin.get() is not None:
+            yield
+            return
+        token = self._pin.set(self._newest_generation())
+        try:
+            yield
+        finally:
+            self._pin.reset(token)
+
+    def generation(self) -> Identity:
+        """Identity of the generation read: changes when the indexer publishes."""
+        pinned = self._pin.get()
+        return pinned.identity if pinned is not None else self._current_identity()
 
     def published(self) -> int:
-        """The generation number the indexer stamped on the file readers see now."""
-        con = self.connection()
-        with self._lock:
-            if self._published is None or self._published[0] != self._identity:
-                self._published = (self._identity, generations.published(con))
-            return self._published[1]
+        """The generation number the indexer stamped on the file read."""
+        return self._generation().published()
 
-    def _current_identity(self) -> tuple[int, int]:
+    def _generation(self) -> Generation:
+        return self._pin.get() or self._newest_generation()
+
+    def _newest_generation(self) -> Generation:
+        with self._lock:
+            identity = self._current_identity()
+            if self._newest is None or self._newest.identity != identity:
+                # The one before is dropped, not closed: calls still reading it finish on it.
+                self._newest = Generation(self.paths.duckdb, identity, self._config)
+            return self._newest
+
+    def _current_identity(self) -> Identity:
         try:
             st = os.stat(self.paths.duckdb)
         except FileNotFoundError:
@@ -76,6 +133,4 @@ class IndexReader:
 
     def close(self) -> None:
         with self._lock:
-            if self._con is not None:
-                self._con.close()
-                self._con = None
+            self._newest = None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -133,6 +134,11 @@ class Store(ABC):
     def hidden_entries(self) -> int:
         """Entries written but not yet visible to readers (none where writes are atomic)."""
         return 0
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Hold what readers see for the block: one tool call reads one generation, whatever
+        is published meanwhile (an index directory; a store's writes are per statement)."""
+        return nullcontext()
 
     # -- structures built from the index -----------------------------------------------------
     @abstractmethod

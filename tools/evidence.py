@@ -39,7 +39,7 @@ from docsym.storage.schema import table
 from docsym.storage.store import Store
 from docsym.tools.question import Question, Term, term_weights
 from docsym.tools.results import PAGE_LABEL_HELP, TRIM_MARK, page_labels
-from docsym.tools.threads import QUERY_THREADS
+from docsym.tools.threads import in_background
 
 CONTEXT_BEFORE, CONTEXT_AFTER = 1, 2  # neighbours shown around the cited window
 MAX_DOCUMENT_UNITS = 5000  # a document-level hit ranks at most this many sentences
@@ -388,7 +388,7 @@ def _page_units(
         on_pages = [t for k in missing for t in tables.on_page.get(k, [])]
         # The table rows are read in another thread on a cursor of their own: both queries
         # spend most of their time in the database engine, outside the GIL.
-        rows = QUERY_THREADS.submit(_table_rows, store.sql(), on_pages) if on_pages else None
+        rows = in_background(_table_rows, store.sql(), on_pages) if on_pages else None
         pairs = " OR ".join("(doc_id = ? AND page_number = ?)" for _ in missing)
         sentences = store.sql().execute(
             f"{_SENTENCES} WHERE {pairs} ORDER BY ordinal", [v for k in missing for v in k]

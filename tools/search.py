@@ -35,7 +35,7 @@ from docsym.tools.results import (
     with_note,
 )
 from docsym.tools.spec import Arguments, Name, ToolSpec
-from docsym.tools.threads import QUERY_THREADS
+from docsym.tools.threads import in_background
 
 MAX_LIMIT = 100
 HIT_TEXT_CHARS = 700  # a hit's text is trimmed; fetch the row with run_sql for all of it
@@ -202,7 +202,7 @@ def hybrid_search(
         _views(t, c)
     where, params = _where(chosen, filter)
     # BM25 in another thread, beside the question's encoding and the dense search.
-    bm25 = QUERY_THREADS.submit(store.fts, query, where, params, CANDIDATES)
+    bm25 = in_background(store.fts, query, where, params, CANDIDATES)
     dense: list[tuple[int, float]] = []
     similarity: dict[int, float] = {}
     entries: dict[int, EntryRow] = {}

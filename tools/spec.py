@@ -76,7 +76,10 @@ class ToolSpec:
         values = dict(args)
         if progress is not None and self.reports_progress:
             values["progress"] = progress
-        return self.function(store, **values) if self.needs_store else self.function(**values)
+        if not self.needs_store:
+            return self.function(**values)
+        with store.reading():  # the call reads one generation, whatever is published meanwhile
+            return self.function(store, **values)
 
     @property
     def reports_progress(self) -> bool:

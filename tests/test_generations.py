@@ -1,0 +1,76 @@
+"""A publish never fails a call in flight: each tool call reads the generation it started with,
+however often the indexer replaces ``index.duckdb`` meanwhile, four calls at a time."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from docsym.storage.backends import open_store
+from docsym.storage.writer import IndexWriter
+from docsym.tools.registry import tool
+
+CALLS = 1_000
+AT_ONCE = 4
+
+
+def _calls(doc_id: str, chunk_id: str, table_id: str) -> list[tuple[str, dict]]:
+    """A mix of tools that each run several statements on the store."""
+    return [
+        ("hybrid_search", {"query": "recall of the hybrid retriever on the maintenance split"}),
+        ("list_documents", {}),
+        ("get_outline", {"doc_id": doc_id}),
+        ("read_passage", {"id": chunk_id, "before": 1, "after": 1}),
+        ("get_table", {"table_id": table_id}),
+        ("select_subtree", {"doc_id": doc_id, "limit": 20}),
+        ("run_sql", {"sql": "SELECT count(*) FROM chunks"}),
+    ]
+
+
+def test_calls_finish_on_their_generation_while_publishes_replace_it(
+    sample_index: Path, tmp_path: Path
+) -> None:
+    index = tmp_path / "index"
+    shutil.copytree(sample_index, index)
+    store = open_store(index)
+    row = store.sql().execute(
+        "SELECT t.doc_id, t.table_id, min(c.chunk_id) FROM tables t "
+        "JOIN chunks c USING (doc_id) GROUP BY t.doc_id, t.table_id ORDER BY t.table_id LIMIT 1"
+    ).fetchone()
+    doc_id, table_id, chunk_id = row
+    calls = _calls(doc_id, chunk_id, table_id)
+    for name, arguments in calls:  # each works on a quiet index first
+        tool(name).run(store, arguments)
+
+    stop = threading.Event()
+    published = 0
+
+    def publish() -> None:  # a new file renamed over index.duckdb, as fast as it can be copied
+        nonlocal published
+        with IndexWriter(index) as writer:
+            while not stop.is_set():
+                writer.publish()
+                published += 1
+
+    failures: list[str] = []
+
+    def call(n: int) -> None:
+        name, arguments = calls[n % len(calls)]
+        try:
+            tool(name).run(store, arguments)
+        except Exception as exc:  # any failure is the finding
+            failures.append(f"{name}: {type(exc).__name__}: {exc}")
+
+    publisher = threading.Thread(target=publish)
+    publisher.start()
+    try:
+        with ThreadPoolExecutor(AT_ONCE) as pool:
+            list(pool.map(call, range(CALLS)))
+    finally:
+        stop.set()
+        publisher.join()
+        store.close()
+    assert published >= 10, "the index was hardly republished: the test proves nothing"
+    assert not failures, f"{len(failures)} of {CALLS} calls failed: {failures[:5]}"
