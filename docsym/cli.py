@@ -132,6 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
         "reported by default)",
     )
     p.add_argument(
+        "--watch",
+        action="store_true",
+        help="keep indexing: files saved, moved, renamed or deleted in the folders are applied "
+        "as they happen, until stopped (Ctrl-C)",
+    )
+    p.add_argument(
         "--keyword-only",
         action="store_true",
         help="write the documents searchable by keyword and stop before their vectors (the "
@@ -232,6 +238,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ORIGIN",
         help="http: also accept this browser Origin, e.g. http://localhost:3000 (repeatable)",
     )
+    p.add_argument(
+        "--watch",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="FOLDER",
+        help="keep the index current with these folders while serving (a docsym index --watch "
+        "process the server starts and stops; one writes an index at a time)",
+    )
     p.set_defaults(run=_cmd_serve)
 
     p = sub.add_parser(
@@ -263,6 +278,8 @@ def _cmd_index(args: argparse.Namespace) -> int:
     from docsym.storage.writer import IndexLockedError
 
     target = _target(args)
+    if args.watch:
+        return _watch(args, target)
     progress = (
         LineProgress()
         if not args.quiet and not err.is_terminal
@@ -288,6 +305,69 @@ def _cmd_index(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _watch(args: argparse.Namespace, target: Path | str) -> int:
+    """``docsym index --watch``: one session, kept until Ctrl-C or SIGTERM (a server stopping
+    the watcher it started); each pass's files on their own lines, its failures after it."""
+    import signal
+    import threading
+
+    from docsym.index_progress import LineProgress
+    from docsym.indexer.session import IndexSession
+    from docsym.indexer.watch import Watcher
+    from docsym.storage.writer import IndexLockedError
+
+    files = [path for path in args.paths if not path.is_dir()]
+    if files:
+        return _one_line("error", ValueError(f"--watch takes folders: {readable(files[0])}"))
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    settings = get_settings()
+    try:
+        session = IndexSession(
+            target,
+            model_name=args.model,
+            ocr=args.ocr,
+            workers=args.workers,
+            dask=args.dask,
+            vectors=not args.keyword_only,
+            start_workers=args.dask is None,
+        )
+    except IndexLockedError as exc:
+        return _one_line("not watching", exc)
+    with session:
+        shown = ", ".join(readable(path) for path in args.paths)
+        err.print(f"watching {escape(shown)} → {escape(_shown(target))} (Ctrl-C stops)")
+        Watcher(
+            session,
+            args.paths,
+            settle_seconds=settings.watch_settle_seconds,
+            rescan_seconds=settings.watch_rescan_seconds,
+            progress=None if args.quiet else LineProgress(),
+            on_pass=_print_pass,
+            say=lambda text: err.print(f"[yellow]{escape(text)}[/]"),
+            stop=stop,
+        ).run()
+    return 0
+
+
+def _print_pass(report) -> None:
+    """A watched pass's changes, in one line, and its failures (only when something changed)."""
+    for path, reason in report.failed:
+        err.print(f"[red]failed[/] {escape(path)}: {escape(reason)}")
+    done = [
+        f"{len(items)} {what}"
+        for what, items in (
+            ("added", report.added),
+            ("updated", report.updated),
+            ("moved", report.moved),
+            ("removed", report.removed),
+        )
+        if items
+    ]
+    if done:
+        err.print(f"[dim]{', '.join(done)}[/]")
+
+
 def _print_report(report, target: Path | str) -> None:
     for path, reason in report.failed:
         err.print(f"[red]failed[/] {escape(path)}: {escape(reason)}")
@@ -305,6 +385,7 @@ def _print_report(report, target: Path | str) -> None:
         ("updated", len(report.updated)),
         ("unchanged", len(report.unchanged)),
         ("removed", len(report.removed)),
+        ("moved", len(report.moved)),
         ("failed", len(report.failed)),
         ("skipped", len(report.skipped)),
         ("pages", report.pages),
@@ -559,17 +640,39 @@ def _cmd_settings(args: argparse.Namespace) -> int:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     target = _target(args)
-    if args.transport == "stdio":
-        from docsym.mcp_server.server import serve_stdio
+    watcher = _start_watcher(args.watch, target) if args.watch else None
+    try:
+        if args.transport == "stdio":
+            from docsym.mcp_server.server import serve_stdio
 
-        serve_stdio(target)
+            serve_stdio(target)
+            return 0
+        from docsym.mcp_server.http import serve_http
+
+        token = args.token or _secret(get_settings().token)
+        # An empty DOCSYM_TOKEN means "no token", never "the empty string is the secret".
+        serve_http(target, args.host, args.port, token or None, args.allowed_origins)
         return 0
-    from docsym.mcp_server.http import serve_http
+    finally:
+        if watcher is not None:
+            watcher.terminate()  # it publishes what it committed and ends
+            watcher.wait(timeout=60)
 
-    token = args.token or _secret(get_settings().token)
-    # An empty DOCSYM_TOKEN means "no token", never "the empty string is the secret".
-    serve_http(target, args.host, args.port, token or None, args.allowed_origins)
-    return 0
+
+def _start_watcher(folders: list[Path], target: Path | str):
+    """``docsym index --watch`` in a process of its own (the server stays small and answers
+    while it parses), dying with the server. Its output goes to the server's stderr, never to
+    stdout (the stdio transport's). If another process writes the index, it says which in one
+    line and ends; the server serves on."""
+    import subprocess
+
+    from docsym.runtime.process_limits import die_with_parent
+
+    where = ["--postgres", target] if isinstance(target, str) else ["--index", str(target)]
+    command = [sys.executable, "-m", "docsym", "index", *map(str, folders), "--watch", *where]
+    return subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, preexec_fn=die_with_parent
+    )
 
 
 def _cmd_config(args: argparse.Namespace) -> int:

@@ -116,8 +116,9 @@ class LineProgress:
         pass
 
     def start(self, files: int) -> None:
-        self._files = files
-        print(f"indexing {files} file(s)", file=sys.stderr, flush=True)
+        self._files, self._done = files, 0  # a pass of a watched folder counts its own files
+        if files:  # a pass with nothing to read says nothing
+            print(f"indexing {files} file(s)", file=sys.stderr, flush=True)
 
     def file_started(self, path: Path) -> None:
         self._started[path] = time.perf_counter()

@@ -30,10 +30,7 @@ def discover(paths: Iterable[Path], *, follow_links: bool = False) -> Discovery:
     both directly and through links is read once, under its own path; a folder reached twice (a
     loop of links) is read once.
     """
-    given = [path.expanduser() for path in paths]
-    for path in given:
-        if not path.exists():
-            raise FileNotFoundError(f"no such file or folder: {readable(path)}")
+    given = given_paths(paths)
     roots = [path.resolve() for path in given if path.is_dir()]
     walk = _Walk(roots, follow_links)
     for path in given:
@@ -42,6 +39,15 @@ def discover(paths: Iterable[Path], *, follow_links: bool = False) -> Discovery:
         else:
             walk.found[path.resolve()] = Path(os.path.abspath(path))  # named: read as named
     return Discovery(sorted(walk.found.values()), walk.skipped)
+
+
+def given_paths(paths: Iterable[Path]) -> list[Path]:
+    """The paths a user gave, ``~`` expanded; ``FileNotFoundError`` for one that is not there."""
+    given = [path.expanduser() for path in paths]
+    for path in given:
+        if not path.exists():
+            raise FileNotFoundError(f"no such file or folder: {readable(path)}")
+    return given
 
 
 class _Walk:

@@ -61,7 +61,10 @@ def ocr_cache_path(target: Path | str) -> Path:
 
 
 class FailureRecords(Protocol):
-    """How a backend's writer keeps the files a run could not read (``failed_files``)."""
+    """How a backend's writer keeps the files a run could not read (``failed_files``) and
+    follows a file that moved."""
+
+    def move_document(self, doc_id: str, path: Path) -> None: ...
 
     def record_failures(self, rows: list[tuple]) -> None: ...
     def clear_failures(self, paths: list[str]) -> None: ...
@@ -76,6 +79,11 @@ class Sink(ABC):
     needs_reindex: bool  # the schema changed: documents must be indexed again
     writer: FailureRecords
     _collection_ready = False
+
+    def move(self, doc_id: str, path: Path) -> None:
+        """The document's file moved to ``path``: its rows say so, nothing is read again."""
+        with self._writing():
+            self.writer.move_document(doc_id, path)
 
     def record_failure(self, path: Path | str, outcome: Outcome, reason: str) -> None:
         """Remember that ``path`` (a Path, or readable text) was not indexed, and why."""

@@ -53,6 +53,19 @@ class Settings(BaseSettings):
         ge=0,
         description="How often a running `docsym index` publishes committed documents to readers.",
     )
+    watch_settle_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        le=600,
+        description="`--watch`: how long a changed file must stay untouched before it is read "
+        "(a file still being copied or downloaded is waited for).",
+    )
+    watch_rescan_seconds: float = Field(
+        default=900.0,
+        ge=1,
+        description="`--watch`: how often the watched folders are read whole, in case a file "
+        "event was lost (network drives).",
+    )
     model: str = Field(
         default="all-MiniLM-L6-v2",
         description="Embedding model: the packaged all-MiniLM-L6-v2, a local "

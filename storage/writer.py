@@ -26,7 +26,7 @@ import duckdb
 import numpy as np
 
 from docsym.storage import failed_files, generations, migrations, run_state, schema
-from docsym.storage.file_names import original_path
+from docsym.storage.file_names import original_path, readable, stored_path
 from docsym.storage.paths import IndexPaths
 from docsym.storage.rows import DocumentRows, Row, Table
 
@@ -147,6 +147,13 @@ class IndexWriter:
             raise
         self._dirty = True
 
+    def move_document(self, doc_id: str, path: Path) -> None:
+        """The document's file is now at ``path`` (moved or renamed, the same content)."""
+        text, raw = stored_path(path)
+        statement = "UPDATE documents SET path = ?, path_bytes = ?, file_name = ? WHERE doc_id = ?"
+        params = [text, raw, readable(path.name), doc_id]
+        self._in_transaction(lambda: self.con.execute(statement, params), [doc_id])
+
     def record_failures(self, rows: list[tuple]) -> None:
         """Record files a run could not read (``storage/failed_files.py``'s rows)."""
         self._in_transaction(lambda: self.con.executemany(failed_files.UPSERT, rows), rows)
@@ -247,15 +254,25 @@ class IndexWriter:
         self._dirty = True
 
     def _acquire_lock(self) -> None:
+        """Hold the index's lock for the run, the lock file naming this process, so a second
+        writer is told which process writes (a watching one never finishes)."""
         self._lock_file = open(self.paths.lock, "a+")  # noqa: SIM115 (held for the whole run)
         try:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            self._lock_file.seek(0)
+            holder = self._lock_file.read().strip()
             self._lock_file.close()
             self._lock_file = None
+            who = f" (process {holder})" if holder.isdigit() else ""
             raise IndexLockedError(
-                f"another docsym index run is writing {self.paths.root}; wait for it to finish"
+                f"another docsym index run{who} is writing {self.paths.root}; wait for it to "
+                "finish, or stop it (a docsym index --watch or serve --watch keeps writing)"
             ) from None
+        self._lock_file.seek(0)
+        self._lock_file.truncate()
+        self._lock_file.write(str(os.getpid()))
+        self._lock_file.flush()
 
     def _release_lock(self) -> None:
         if self._lock_file is not None:

@@ -11,6 +11,8 @@ import pytest
 from docsym.cli import main
 from docsym.indexer.pipeline import index_paths
 from docsym.storage import migrations, schema
+from docsym.storage.backends import open_store
+from docsym.tools.search import hybrid_search
 from tests import pdf_factory
 
 # The stages of preparing a document, as the run report times them (writing is the sink's).
@@ -121,10 +123,23 @@ def test_moved_file_keeps_its_doc_id(tmp_path: Path) -> None:
     index = tmp_path / "index"
     index_paths([folder], index)
     before = _docs(index)["a.pdf"]
-    shutil.move(folder / "a.pdf", folder / "renamed.pdf")
+    indexed_at = _indexed_at(index)
+    (folder / "sub").mkdir()
+    shutil.move(folder / "a.pdf", folder / "sub" / "renamed.pdf")
     report = index_paths([folder], index, prune=True)
     assert _docs(index) == {"renamed.pdf": before}
-    assert not report.failed
+    assert not report.failed and not report.added and not report.updated and not report.removed
+    assert [Path(p).name for p in report.moved] == ["renamed.pdf"]  # not read again:
+    assert _indexed_at(index) == indexed_at  # its rows are the same rows, under the new path
+    with open_store(index) as store:
+        (path,) = store.sql().execute("SELECT path FROM documents").fetchone()
+        assert path == str(folder / "sub" / "renamed.pdf")
+        assert hybrid_search(store, "Marker alpha page 2").hits  # its entries still answer
+
+
+def _indexed_at(index: Path):
+    with open_store(index) as store:
+        return store.sql().execute("SELECT indexed_at FROM documents").fetchone()[0]
 
 
 def test_missing_path_is_a_clear_error(tmp_path: Path) -> None:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import psycopg
 
 from docsym.storage import failed_files, migrations, run_state, schema
-from docsym.storage.file_names import original_path
+from docsym.storage.file_names import original_path, readable, stored_path
 from docsym.storage.postgres import ddl
 from docsym.storage.postgres.connect import connect
 from docsym.storage.postgres.schema_setup import ensure_schema, read_meta, reindex_done
@@ -153,6 +154,17 @@ class PostgresWriter:
         key = f"{run_state.KEY}:{self._claims.info.backend_pid}"
         with self.con.transaction():
             self.con.execute(f"DELETE FROM {schema.META_TABLE} WHERE key = %s", [key])
+
+    def move_document(self, doc_id: str, path: Path) -> None:
+        """The document's file is now at ``path`` (moved or renamed, the same content)."""
+        text, raw = stored_path(path)
+        with self.con.transaction():
+            self.con.execute(
+                "UPDATE documents SET path = %s, path_bytes = %s, file_name = %s "
+                "WHERE doc_id = %s",
+                [text, raw, readable(path.name), doc_id],
+            )
+            self.con.execute("UPDATE store_state SET version = version + 1")
 
     def record_failures(self, rows: list[tuple]) -> None:
         """Record files a run could not read (``storage/failed_files.py``'s rows)."""
