@@ -91,7 +91,8 @@ def library_views(catalogs: list[str], gone: dict[str, bool], *, writer: bool = 
             hidden = " UNION ALL ".join(f"SELECT doc_id FROM {c}.{GONE_TABLE}" for c in newer)
             where = f" WHERE doc_id NOT IN ({hidden})" if hidden else ""
             parts.append(f"SELECT * FROM {catalog}.{table}{where}")
-        statements.append(f"{create} {table} AS {' UNION ALL '.join(parts)}")
+        # By name: a file migrated from an older schema orders its columns otherwise.
+        statements.append(f"{create} {table} AS {' UNION ALL BY NAME '.join(parts)}")
     if not writer:
         newest = catalogs[-1]
         statements += [f"{create} {t} AS SELECT * FROM {newest}.{t}" for t in NEWEST_ONLY]
@@ -150,7 +151,7 @@ def merge_into(target: Path, newer: Path) -> None:
             if gone:
                 hidden = f"SELECT doc_id FROM newer.{GONE_TABLE}"
                 con.execute(f"DELETE FROM {table} WHERE doc_id IN ({hidden})")
-            con.execute(f"INSERT INTO {table} SELECT * FROM newer.{table}")
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM newer.{table}")
         if gone:
             con.execute(
                 f"INSERT INTO {GONE_TABLE} SELECT doc_id FROM newer.{GONE_TABLE} "
@@ -158,7 +159,7 @@ def merge_into(target: Path, newer: Path) -> None:
             )
         for table in NEWEST_ONLY:
             con.execute(f"DELETE FROM {table}")
-            con.execute(f"INSERT INTO {table} SELECT * FROM newer.{table}")
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM newer.{table}")
         con.execute("COMMIT")
         con.execute("DETACH newer")
         con.execute("CHECKPOINT")

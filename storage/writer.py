@@ -120,7 +120,7 @@ class IndexWriter:
             con.execute("BEGIN TRANSACTION")
             for table in segments.NEWEST_ONLY:
                 con.execute(f"DELETE FROM {table}")
-                con.execute(f"INSERT INTO {table} SELECT * FROM newest.{table}")
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM newest.{table}")
             con.execute("COMMIT")
 
     def _open_head(self) -> None:
@@ -281,7 +281,7 @@ class IndexWriter:
             return
         for table in schema.TABLES:  # read through the views: the live rows, wherever they are
             self.con.execute(
-                f"INSERT INTO {self._head}.{table.name} SELECT * FROM {table.name} "
+                f"INSERT INTO {self._head}.{table.name} BY NAME SELECT * FROM {table.name} "
                 "WHERE doc_id = ?",
                 [doc_id],
             )
