@@ -22,6 +22,7 @@ centre: 384 float32), then fixed records of (rowid int64, 6 uint64 words of sign
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -140,7 +141,7 @@ def build(path: Path, con: apsw.Connection, table: str) -> None:
 
 def _vec0_batches(con: apsw.Connection, table: str) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     cursor = con.execute(f"SELECT rowid, embedding FROM {table}")
-    while batch := cursor.fetchmany(READ_ROWS):
+    while batch := list(itertools.islice(cursor, READ_ROWS)):
         rowids, blobs = zip(*batch, strict=True)
         vectors = np.frombuffer(b"".join(blobs), np.float32).reshape(len(batch), DIM)
         yield np.asarray(rowids, np.int64), vectors
