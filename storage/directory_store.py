@@ -324,6 +324,17 @@ class DirectoryStore(Store):
             return run_state.Indexing()
         return run_state.of_record(recorded[0] if recorded else None)
 
+    def sign_gaps(self) -> dict[str, int]:
+        gaps = {}
+        for name, (kind, _, _) in self.collections().items():
+            scan = self._sign_scan(name) if kind == "vec0" else None
+            if scan is None:
+                continue  # none yet (an older index): searched in memory until the next run
+            with self._lock:
+                live = sign_file.vec0_rowids(self._vectors(), vec_table(name))
+            gaps[name] = int((~np.isin(live, scan.rowids())).sum())
+        return gaps
+
     def hidden_entries(self) -> int:
         with self._lock:
             (hidden,) = (
