@@ -38,7 +38,7 @@ def test_calls_finish_on_their_generation_while_publishes_replace_it(
 ) -> None:
     # A statement waits for a free SQL worker as long as it takes: refusing one when the
     # machine is slow is the pool's bound working, not a publish failing a call.
-    settings(segment_mb=segment_mb, sql_wait_seconds=600)
+    settings(segment_mb=segment_mb, sql_wait_seconds=60)
     index = tmp_path / "index"
     shutil.copytree(sample_index, index)
     store = open_store(index)
