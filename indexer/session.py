@@ -70,6 +70,7 @@ class IndexSession:
         self.model_name = model_name or get_settings().model
         self._pool: WorkerPool | None = None
         self._done = False  # finished: what it wrote is published whole
+        self._hashes = FileHashes()  # a rescan reads only the files whose stat changed
         if start_workers:
             self.start_workers()
         try:
@@ -114,11 +115,15 @@ class IndexSession:
         roots: list[Path] | None = None,
         follow_links: bool = False,
         progress: Progress | None = None,
+        trust_unchanged: bool = False,
     ) -> IndexReport:
         """One pass over the files under ``paths``: every new, changed or moved file written
         (its keyword stage; its vectors follow), failures recorded. With ``prune``, documents
         whose files are gone are removed: all of them, or those under ``roots`` still present.
-        Links leading outside ``paths`` are followed only with ``follow_links``."""
+        Links leading outside ``paths`` are followed only with ``follow_links``. With
+        ``trust_unchanged`` (a watched folder's rescan), a file whose size and times are those
+        it had when this session last read it is not read again (``FileHashes``); without it
+        (``docsym index``, a watched path's event) every file is read."""
         started = time.perf_counter()
         progress = progress or Progress()
         report = IndexReport()
@@ -126,7 +131,10 @@ class IndexSession:
         report.skipped.extend(found.skipped)
         if found.files:
             self.start_workers()
-        plans, moves = _plan(found.files, self.sink.documents_by_path(), self.stale, report)
+        known = self.sink.documents_by_path()
+        plans, moves = _plan(
+            found.files, known, self.stale, report, self._hashes, trust_unchanged
+        )
         for doc_id, path in moves:
             self.sink.move(doc_id, path)
             self.records.outcome(path, None)
@@ -457,11 +465,51 @@ def _write(prepared: Prepared, sink: Sink, report: IndexReport) -> str | None:
     return None
 
 
+RACY_SECONDS = 2.0  # a file modified this recently may change again within its time's resolution
+
+
+class FileHashes:
+    """The SHA-256 of each file a session has read, with what ``stat`` said of it then: a
+    watched folder's rescan reads again only the files whose size or times changed, where it
+    would read every byte of the library every DOCSYM_WATCH_RESCAN_SECONDS.
+
+    A file is taken as unchanged when its size, modification time, status-change time and
+    inode are those it had when it was read. The status-change time is set by the kernel on
+    every write and cannot be set back (``touch -r`` and ``rsync -t`` restore the modification
+    time only), and a file replaced by another gets a new inode. A file modified within
+    ``RACY_SECONDS`` of being read is not remembered: a second write inside the file system's
+    time resolution (2 s on FAT) would leave its times as they were."""
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, tuple[tuple[int, int, int, int], str]] = {}
+
+    def sha256(self, path: Path, *, trust_unchanged: bool) -> str:
+        """The file's SHA-256: read from disk, or with ``trust_unchanged`` the one it had when
+        it was last read if ``stat`` says it has not changed since."""
+        st = path.stat()
+        key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        seen = self._seen.get(path)
+        if trust_unchanged and seen is not None and seen[0] == key:
+            return seen[1]
+        sha = sha256_of(path)
+        if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_SECONDS * 1e9:
+            self._seen[path] = (key, sha)  # the stat from before the read: a write during it shows
+        else:
+            self._seen.pop(path, None)
+        return sha
+
+
 def _plan(
-    files: list[Path], known: dict[str, tuple[str, str]], stale: set[str], report: IndexReport
+    files: list[Path],
+    known: dict[str, tuple[str, str]],
+    stale: set[str],
+    report: IndexReport,
+    hashes: FileHashes,
+    trust_unchanged: bool,
 ) -> tuple[list[FilePlan], list[tuple[str, Path]]]:
     """The files to prepare, and the documents whose file moved: (doc_id, new path), written
-    under their new path without being read again."""
+    under their new path without being read again. With ``trust_unchanged``, files whose
+    ``stat`` is as when ``hashes`` read them are not read again."""
     plans: list[FilePlan] = []
     moves: list[tuple[str, Path]] = []
     known_ids = {doc_id: path for path, (doc_id, _) in known.items()}
@@ -472,7 +520,7 @@ def _plan(
             report.failed.append((shown, "not a regular file (a pipe, socket or device)"))
             continue
         try:
-            sha = sha256_of(path)
+            sha = hashes.sha256(path, trust_unchanged=trust_unchanged)
         except OSError as exc:
             report.failed.append((shown, f"cannot read file: {exc.strerror or exc}"))
             continue
