@@ -129,8 +129,7 @@ def phase_eval(work: Path, docsym: str) -> dict:
     from docsym.tools.evaluate import evaluate, load_qa
 
     corpus_index = work / "corpus-index"
-    if not (corpus_index / "index.duckdb").exists():
-        _index(docsym, [CORPUS / part for part in CORPUS_SUBSET], corpus_index)
+    _index(docsym, [CORPUS / part for part in CORPUS_SUBSET], corpus_index)  # made, or checked
     found: dict[str, dict[str, float]] = {}
     for label, index in (("library", work / "index"), ("corpus", corpus_index)):
         store = open_store(index)

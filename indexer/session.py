@@ -123,7 +123,7 @@ class IndexSession:
         Links leading outside ``paths`` are followed only with ``follow_links``. With
         ``trust_unchanged`` (a watched folder's rescan), a file whose size and times are those
         it had when this session last read it is not read again (``FileHashes``); without it
-        (``docsym index``, a watched path's event) every file is read."""
+        (``docsym index``) every file is read."""
         started = time.perf_counter()
         progress = progress or Progress()
         report = IndexReport()
@@ -157,6 +157,11 @@ class IndexSession:
         self.sink.publish_if_due(now=True)  # every file searchable; the vectors follow
         report.elapsed = time.perf_counter() - started
         return report
+
+    def forget_hashes(self, paths: Iterable[Path]) -> None:
+        """The next pass reads these files again, whatever their ``stat`` says (a watched
+        path's event: a file system may keep a file's times through a change)."""
+        self._hashes.forget(paths)
 
     def idle(self) -> None:
         """Between passes: publish on time, write the vectors the encoder finished and give it
@@ -497,6 +502,10 @@ class FileHashes:
         else:
             self._seen.pop(path, None)
         return sha
+
+    def forget(self, paths: Iterable[Path]) -> None:
+        for path in paths:
+            self._seen.pop(path, None)
 
 
 def _plan(

@@ -133,7 +133,7 @@ class Watcher:
         a walk and a stat per file, not its bytes."""
         self._last_scan = time.monotonic()
         if present:
-            self._pass(present, trust_unchanged=True)
+            self._pass(present)
 
     def _apply(self, changed: list[Path], present: list[Path]) -> None:
         """Index the changed paths still there (folders whole, files docsym reads), then
@@ -142,16 +142,17 @@ class Watcher:
             return
         there = [p for p in changed if _readable_change(p, present)]
         gone = [p for p in changed if not p.exists()]
+        # The files named are read again; a folder named (its times or mode changed) is walked
+        # trusting its files' stat: a file that changed there has an event of its own.
+        self.session.forget_hashes(changed)
         if there or gone:
             self._pass(there, prune=bool(gone), present=present)
 
     def _pass(
-        self,
-        paths: list[Path],
-        prune: bool = True,
-        present: list[Path] | None = None,
-        trust_unchanged: bool = False,
+        self, paths: list[Path], prune: bool = True, present: list[Path] | None = None
     ) -> None:
+        """A pass over ``paths``, reading only the files whose stat changed since the session
+        read them (``_apply`` has those named by events forgotten first)."""
         roots = present if present is not None else paths
         try:
             report = self.session.index(
@@ -159,7 +160,7 @@ class Watcher:
                 prune=prune,
                 roots=roots,
                 progress=self.progress,
-                trust_unchanged=trust_unchanged,
+                trust_unchanged=True,
             )
         except FileNotFoundError as exc:  # went away between the event and the pass
             log.debug("a watched path went away: %s", exc)

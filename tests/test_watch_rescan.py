@@ -8,6 +8,7 @@ import os
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -45,10 +46,16 @@ def _library(folder: Path) -> Path:
     return folder
 
 
-def _watch_passes(session: IndexSession, folder: Path, passes: int) -> list[IndexReport]:
-    """Run a ``Watcher`` rescanning every 0.1 s until it has made ``passes`` passes. It runs
-    on this thread, as ``docsym index --watch`` runs it: a worker process dies with the thread
-    that started it."""
+def _watch_passes(
+    session: IndexSession,
+    folder: Path,
+    passes: int,
+    rescan_seconds: float = 0.1,
+    watching: Callable[[], None] | None = None,
+) -> list[IndexReport]:
+    """Run a ``Watcher`` until it has made ``passes`` passes; ``watching`` runs once it
+    follows events (its first tick, after its first pass). It runs on this thread, as
+    ``docsym index --watch`` runs it: a worker process dies with the thread that started it."""
     reports: list[IndexReport] = []
     stop = threading.Event()
 
@@ -57,8 +64,25 @@ def _watch_passes(session: IndexSession, folder: Path, passes: int) -> list[Inde
         if len(reports) >= passes:
             stop.set()
 
+    if watching is not None:
+        tick = session.idle
+
+        def idle() -> None:  # a tick after the first pass: watchfiles is watching by then
+            if reports and watching not in done:
+                done.append(watching)
+                watching()
+            tick()
+
+        done: list[Callable[[], None]] = []
+        session.idle = idle  # type: ignore[method-assign]
+
     watcher = Watcher(
-        session, [folder], settle_seconds=0.1, rescan_seconds=0.1, on_pass=heard, stop=stop
+        session,
+        [folder],
+        settle_seconds=0.1,
+        rescan_seconds=rescan_seconds,
+        on_pass=heard,
+        stop=stop,
     )
     deadline = threading.Timer(DEADLINE, stop.set)
     deadline.start()
@@ -100,6 +124,21 @@ def test_a_rescan_reads_a_file_whose_stat_changed(tmp_path: Path, reads: Counter
     assert sorted(rescan.updated) == sorted(str(folder / n) for n in ("wombats.md", "quokkas.md"))
     assert rescan.unchanged == [str(folder / "numbats.md")]
     assert reads == Counter({"wombats.md": 2, "quokkas.md": 2, "numbats.md": 1})
+
+
+def test_a_folder_event_reads_only_the_files_that_changed(
+    tmp_path: Path, reads: Counter[str]
+) -> None:
+    folder = _library(tmp_path / "library")
+
+    def change() -> None:  # the folder's mode set (an event for the folder), a file added
+        folder.chmod(0o755)
+        write_control(folder / "bilbies.md", "The bilby of bilbies.md digs at night.")
+
+    with IndexSession(tmp_path / "index", vectors=False) as session:  # events only, no rescan
+        _, after = _watch_passes(session, folder, 2, rescan_seconds=3600, watching=change)
+    assert after.added == [str(folder / "bilbies.md")]
+    assert reads == Counter({**{name: 1 for name in NAMES}, "bilbies.md": 1})
 
 
 def test_docsym_index_reads_every_file_each_pass(tmp_path: Path, reads: Counter[str]) -> None:
