@@ -17,7 +17,9 @@ the next run continues it, and the figures sum its runs):
   distractors.
 - eval: hybrid recall@5 of the dev set (../shared/dev-qa/qa.jsonl) and of docsym's own set
   (bench/qa/docsym_qa.jsonl, held out from ranking work) on DIR/index against an index of the
-  corpus subset alone (DIR/corpus-index), by ``tools/evaluate.py``.
+  corpus subset alone (DIR/corpus-index), by ``tools/evaluate.py``. On the library twice: a hit
+  counts only from the gold file, and from the gold file or a copy of it (the copies repeat its
+  pages word for word, so the first score ranks identical pages against each other).
 - serve: ``docsym serve --index DIR/index`` under the mcp SDK's stdio client: seconds from the
   spawn to the first tools/list answer; the server's RSS idle, and after the first call of each
   tool and then 100 mixed calls (20 each of hybrid_search, vector_search, rank_nodes,
@@ -58,6 +60,7 @@ sys.path.insert(0, str(REPO))
 from bench.folder_speed import PAPERS, make_folder, timed_index  # noqa: E402
 from bench.stats import percentile  # noqa: E402
 from bench.watch_latency import time_saved_paper  # noqa: E402
+from docsym.tools.evaluate import QAItem  # noqa: E402
 
 CORPUS = PAPERS.parent
 CORPUS_SUBSET = ("papers", "long_docs", "scanned", "tables")  # tests/conftest.py's corpus index
@@ -92,22 +95,29 @@ def phase_index(work: Path, papers: int, docsym: str, minutes: float | None) -> 
     disk = _disk_bytes(index)
     started = time.perf_counter()
     _index(docsym, [CORPUS / part for part in CORPUS_SUBSET], index)
-    before = sum(s["complete"] for s in segments[:-1])  # the stopped runs' time
     return {
         "papers": papers,
         "pages": pages,
         "copies_seconds": made,
-        "segments": len(segments),
-        "first_searchable_s": segments[0]["first"],
-        "all_searchable_s": next(
-            (sum(s["complete"] for s in segments[:n]) + s["all"]
-             for n, s in enumerate(segments) if s["all"] is not None),
-        ),
-        "complete_s": before + segments[-1]["complete"],
-        "documents": segments[-1]["docs"],
+        **_summed(segments),
         "disk_bytes": disk,
         "disk_per_page_kb": disk / pages / 1024,
         "corpus_added_s": time.perf_counter() - started,
+    }
+
+
+def _summed(segments: list[dict]) -> dict:
+    """The first index's figures over its runs: a later run's seconds count from the end of
+    the runs before it."""
+    before = [sum(s["complete"] for s in segments[:n]) for n in range(len(segments))]
+    ends = zip(before, segments, strict=True)
+    listed = next(b + s["all"] for b, s in ends if s["all"] is not None)
+    return {
+        "segments": len(segments),
+        "first_searchable_s": segments[0]["first"],
+        "all_searchable_s": listed,
+        "complete_s": before[-1] + segments[-1]["complete"],
+        "documents": segments[-1]["docs"],
     }
 
 
@@ -135,11 +145,21 @@ def phase_eval(work: Path, docsym: str) -> dict:
         store = open_store(index)
         try:
             for name, path in QA_SETS.items():
-                (score,) = evaluate(store, load_qa(path), modes=["hybrid"])
+                items = load_qa(path)
+                (score,) = evaluate(store, items, modes=["hybrid"])
                 found.setdefault(name, {})[label] = score.recall[5]
+                if label == "library":
+                    (score,) = evaluate(store, [_any_copy(item) for item in items], ["hybrid"])
+                    found[name]["library_any_copy"] = score.recall[5]
         finally:
             store.close()
     return {"hybrid_r5": found}
+
+
+def _any_copy(item: QAItem) -> QAItem:
+    """The question answered by its file or any copy of it: a copy ("0042-NAME") holds the same
+    pages, so the strict score counts a tie among identical pages as a miss."""
+    return item.model_copy(update={"file": Path(item.file).name})
 
 
 # -- the server: start, memory, latency -----------------------------------------------------------
@@ -342,8 +362,8 @@ def _print_table(results: dict) -> None:
     if "eval" in results:
         for name, by in results["eval"]["hybrid_r5"].items():
             rows.append(
-                (f"hybrid R@5 {name}: library / corpus only",
-                 f"{by['library']:.3f} / {by['corpus']:.3f}")
+                (f"hybrid R@5 {name}: library / any copy / corpus only",
+                 f"{by['library']:.3f} / {by['library_any_copy']:.3f} / {by['corpus']:.3f}")
             )
     width = max(len(label) for label, _ in rows) if rows else 0
     for label, value in rows:
