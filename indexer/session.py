@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from docsym.indexer.dense_stage import DenseStage
-from docsym.indexer.discover import discover, doc_id_for, sha256_of
+from docsym.indexer.discover import discover, doc_id_for
+from docsym.indexer.file_hashes import FileHashes
 from docsym.indexer.limits import FileLimits
 from docsym.indexer.ocr import PROCESS_MB as OCR_PROCESS_MB
 from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
@@ -39,6 +40,7 @@ from docsym.runtime.settings import OcrMode, get_settings
 from docsym.storage import failed_files
 from docsym.storage.failed_files import Outcome
 from docsym.storage.file_names import readable
+from docsym.storage.paths import IndexPaths, is_store_url
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +72,6 @@ class IndexSession:
         self.model_name = model_name or get_settings().model
         self._pool: WorkerPool | None = None
         self._done = False  # finished: what it wrote is published whole
-        self._hashes = FileHashes()  # a rescan reads only the files whose stat changed
         if start_workers:
             self.start_workers()
         try:
@@ -83,6 +84,7 @@ class IndexSession:
             if self.sink.needs_reindex:
                 self.stale |= self.sink.reindex_doc_ids()
             self.records = _FailureRecords(self.sink)
+            self._hashes = _file_hashes(target)  # a rescan reads only files whose stat changed
             self._told = _DenseProgress(Progress(), PageMeter({}))
             threads = get_settings().encoder_threads
             self.dense = DenseStage(self.sink, self.model_name, threads, self._told)
@@ -121,9 +123,9 @@ class IndexSession:
         (its keyword stage; its vectors follow), failures recorded. With ``prune``, documents
         whose files are gone are removed: all of them, or those under ``roots`` still present.
         Links leading outside ``paths`` are followed only with ``follow_links``. With
-        ``trust_unchanged`` (a watched folder's rescan), a file whose size and times are those
-        it had when this session last read it is not read again (``FileHashes``); without it
-        (``docsym index``) every file is read."""
+        ``trust_unchanged`` (a watcher's passes), a file whose size and times are those it had
+        when it was last read is not read again (``indexer/file_hashes.py``); without it
+        (``docsym index``) every file is read, and what it read is kept for a watcher."""
         started = time.perf_counter()
         progress = progress or Progress()
         report = IndexReport()
@@ -154,6 +156,7 @@ class IndexSession:
         if prune:
             _prune(self.sink, report, roots)
         self.records.forget_gone()
+        self._hashes.save()
         self.sink.publish_if_due(now=True)  # every file searchable; the vectors follow
         report.elapsed = time.perf_counter() - started
         return report
@@ -183,6 +186,7 @@ class IndexSession:
         try:
             self._close_workers()
             self.dense.close()
+            self._hashes.close()
         finally:
             self.sink.close(not self._done)
 
@@ -252,6 +256,11 @@ def _setup(ocr: OcrMode | None, target: Path | str, workers: int) -> WorkerSetup
         limits=FileLimits.from_settings(),
         verbose=logging.getLogger().isEnabledFor(logging.DEBUG),
     )
+
+
+def _file_hashes(target: Path | str) -> FileHashes:
+    """Hashes kept beside a directory index; a store's are kept for the session only."""
+    return FileHashes(None if is_store_url(target) else IndexPaths(Path(target)).file_hashes)
 
 
 def _in_order(plans: list[FilePlan], workers: int) -> list[FilePlan]:
@@ -468,44 +477,6 @@ def _write(prepared: Prepared, sink: Sink, report: IndexReport) -> str | None:
     report.figures += prepared.figures
     report.equations += prepared.equations
     return None
-
-
-RACY_SECONDS = 2.0  # a file modified this recently may change again within its time's resolution
-
-
-class FileHashes:
-    """The SHA-256 of each file a session has read, with what ``stat`` said of it then: a
-    watched folder's rescan reads again only the files whose size or times changed, where it
-    would read every byte of the library every DOCSYM_WATCH_RESCAN_SECONDS.
-
-    A file is taken as unchanged when its size, modification time, status-change time and
-    inode are those it had when it was read. The status-change time is set by the kernel on
-    every write and cannot be set back (``touch -r`` and ``rsync -t`` restore the modification
-    time only), and a file replaced by another gets a new inode. A file modified within
-    ``RACY_SECONDS`` of being read is not remembered: a second write inside the file system's
-    time resolution (2 s on FAT) would leave its times as they were."""
-
-    def __init__(self) -> None:
-        self._seen: dict[Path, tuple[tuple[int, int, int, int], str]] = {}
-
-    def sha256(self, path: Path, *, trust_unchanged: bool) -> str:
-        """The file's SHA-256: read from disk, or with ``trust_unchanged`` the one it had when
-        it was last read if ``stat`` says it has not changed since."""
-        st = path.stat()
-        key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-        seen = self._seen.get(path)
-        if trust_unchanged and seen is not None and seen[0] == key:
-            return seen[1]
-        sha = sha256_of(path)
-        if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_SECONDS * 1e9:
-            self._seen[path] = (key, sha)  # the stat from before the read: a write during it shows
-        else:
-            self._seen.pop(path, None)
-        return sha
-
-    def forget(self, paths: Iterable[Path]) -> None:
-        for path in paths:
-            self._seen.pop(path, None)
 
 
 def _plan(

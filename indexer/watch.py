@@ -4,7 +4,7 @@ renamed and deleted, by one indexing session (``indexer/session.py``) that lives
 The folders are watched with ``watchfiles`` (the operating system's file events, through Rust's
 notify), and read whole again every ``DOCSYM_WATCH_RESCAN_SECONDS`` in case an event was lost (a
 network drive, an overflowing queue); that rescan reads again only the files whose size or times
-changed since the session read them, while a path's event always reads it. A changed path waits
+changed since they were last read, while a path's event always reads it. A changed path waits
 until nothing has touched it for ``DOCSYM_WATCH_SETTLE_SECONDS``, so a file still being copied
 or downloaded is read once it is whole; a file that changes while it is read is read again by
 the pass itself. In each batch the paths still there are indexed first, so a moved or renamed
@@ -128,7 +128,7 @@ class Watcher:
 
     def _rescan(self, present: list[Path]) -> None:
         """Read every present folder whole: what the events missed is indexed, what went
-        away removed. A file whose size and times are as when this session read it is not read
+        away removed. A file whose size and times are as when it was last read is not read
         again (a changed path's event is what reads it), so a rescan of a large library costs
         a walk and a stat per file, not its bytes."""
         self._last_scan = time.monotonic()

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-import docsym.indexer.session as session_module
+import docsym.indexer.file_hashes as file_hashes
+from docsym.indexer.file_hashes import RACY_SECONDS
 from docsym.indexer.report import IndexReport
-from docsym.indexer.session import RACY_SECONDS, IndexSession
+from docsym.indexer.session import IndexSession
 from docsym.indexer.watch import Watcher
 from tests.bad_files import write_control
 
@@ -27,13 +28,13 @@ NAMES = ("wombats.md", "quokkas.md", "numbats.md")
 def reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     """How many times each file (by name) was read whole to hash it."""
     counted: Counter[str] = Counter()
-    real = session_module.sha256_of
+    real = file_hashes.sha256_of
 
     def counting(path: Path) -> str:
         counted[path.name] += 1
         return real(path)
 
-    monkeypatch.setattr(session_module, "sha256_of", counting)
+    monkeypatch.setattr(file_hashes, "sha256_of", counting)
     return counted
 
 
@@ -139,6 +140,20 @@ def test_a_folder_event_reads_only_the_files_that_changed(
         _, after = _watch_passes(session, folder, 2, rescan_seconds=3600, watching=change)
     assert after.added == [str(folder / "bilbies.md")]
     assert reads == Counter({**{name: 1 for name in NAMES}, "bilbies.md": 1})
+
+
+def test_a_watcher_starting_on_an_index_reads_only_what_changed_since(
+    tmp_path: Path, reads: Counter[str]
+) -> None:
+    folder, index = _library(tmp_path / "library"), tmp_path / "index"
+    with IndexSession(index, vectors=False) as session:  # docsym index, one pass
+        session.index([folder])
+    changed = folder / "wombats.md"
+    write_control(changed, "The wombat of wombats.md digs at dawn, and sleeps.")
+    with IndexSession(index, vectors=False) as session:  # docsym serve --watch, started later
+        (first,) = _watch_passes(session, folder, passes=1)
+    assert first.updated == [str(changed)] and len(first.unchanged) == len(NAMES) - 1
+    assert reads == Counter({**{name: 1 for name in NAMES}, "wombats.md": 2})
 
 
 def test_docsym_index_reads_every_file_each_pass(tmp_path: Path, reads: Counter[str]) -> None:
