@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -31,15 +32,19 @@ PAPERS = REPO.parent / "shared" / "corpus" / "papers"
 
 
 def make_folder(folder: Path, papers: int) -> int:
-    """``papers`` PDFs copied from the corpus papers, each distinct; their pages in all."""
+    """``papers`` PDFs copied from the corpus papers, each distinct; their pages in all. Copies
+    already in ``folder`` are kept, so a large folder can be made over several runs."""
     sources = sorted(PAPERS.glob("*.pdf"))
     pages = 0
     for n in range(papers):
         source = sources[n % len(sources)]
         with pymupdf.open(source) as doc:
-            doc.set_metadata({**doc.metadata, "subject": f"copy {n}"})
-            doc.save(folder / f"{n:04d}-{source.name}")
             pages += doc.page_count
+            copy = folder / f"{n:04d}-{source.name}"
+            if not copy.exists():
+                doc.set_metadata({**doc.metadata, "subject": f"copy {n}"})
+                doc.save(copy.with_suffix(".part"))  # whole or absent, if the run is stopped
+                copy.with_suffix(".part").rename(copy)
     return pages
 
 
@@ -59,26 +64,45 @@ def listed(index: Path) -> tuple[int, bool]:
 
 def run(docsym: str, folder: Path, papers: int) -> dict[str, float | None]:
     with tempfile.TemporaryDirectory() as scratch:
-        index = Path(scratch) / "index"
-        started = time.perf_counter()
-        proc = subprocess.Popen(
-            [docsym, "index", str(folder), "--index", str(index), "--ocr", "off", "--quiet"],
-            stdout=subprocess.DEVNULL,
-        )
-        first = every = None
-        while proc.poll() is None:
-            count, searchable = listed(index)
-            now = time.perf_counter() - started
-            if searchable and first is None:
-                first = now
-            if count == papers and every is None:
-                every = now
-            time.sleep(0.5)
-        complete = time.perf_counter() - started
-        if proc.returncode:
-            raise SystemExit(f"{docsym} index failed")
-        count, _ = listed(index)
-        return {"first": first, "all": every or complete, "complete": complete, "docs": count}
+        return timed_index(docsym, folder, Path(scratch) / "index", papers)
+
+
+def timed_index(
+    docsym: str, folder: Path, index: Path, papers: int, stop_after: float | None = None
+) -> dict[str, float | None]:
+    """``docsym index FOLDER --index INDEX``, polled: seconds to the first searchable document,
+    to ``papers`` listed and to the run's end, and the documents listed then. After
+    ``stop_after`` seconds the run is interrupted (it keeps what it committed; the next run
+    continues) and ``stopped`` is true."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [docsym, "index", str(folder), "--index", str(index), "--ocr", "off", "--quiet"],
+        stdout=subprocess.DEVNULL,
+    )
+    first = every = None
+    stopped = False
+    while proc.poll() is None:
+        count, searchable = listed(index)
+        now = time.perf_counter() - started
+        if searchable and first is None:
+            first = now
+        if count >= papers and every is None:
+            every = now
+        if stop_after is not None and now > stop_after and not stopped:
+            proc.send_signal(signal.SIGINT)  # as Ctrl-C: what it committed is kept
+            stopped = True
+        time.sleep(0.5)
+    complete = time.perf_counter() - started
+    if proc.returncode and not stopped:
+        raise SystemExit(f"{docsym} index failed")
+    count, _ = listed(index)
+    return {
+        "first": first,
+        "all": every if stopped else every or complete,
+        "complete": complete,
+        "docs": count,
+        "stopped": stopped,
+    }
 
 
 def main() -> None:

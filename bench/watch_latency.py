@@ -65,7 +65,7 @@ def main() -> int:
         _wait_for_line(watcher, "watching ")
         rows = []
         for name in PAPERS[: args.papers]:
-            rows.append(_one_paper(CORPUS / name, folder, index, open_store))
+            rows.append(time_saved_paper(CORPUS / name, folder, index, open_store))
     finally:
         watcher.terminate()
         watcher.wait(timeout=120)
@@ -90,7 +90,12 @@ def _wait_for_line(process: subprocess.Popen, start: str) -> None:
     raise SystemExit(f"the watcher ended: exit {process.wait()}")
 
 
-def _one_paper(source: Path, folder: Path, index: Path, open_store) -> tuple:
+def time_saved_paper(
+    source: Path, folder: Path, index: Path, open_store, query: str | None = None
+) -> tuple:
+    """Save ``source`` into the watched ``folder`` and poll ``index``: (name, pages, seconds
+    to searchable, seconds to complete). Searchable: the first hit of ``query`` (by default
+    the paper's title) is the paper."""
     import pymupdf
 
     from docsym.tools.search import hybrid_search
@@ -116,7 +121,7 @@ def _one_paper(source: Path, folder: Path, index: Path, open_store) -> tuple:
             continue
         doc_id, title = row
         if searchable is None:
-            hits = hybrid_search(store, title or source.stem, limit=3).hits
+            hits = hybrid_search(store, query or title or source.stem, limit=3).hits
             if hits and hits[0].doc_id == doc_id:
                 searchable = time.monotonic() - saved
         if searchable is not None and doc_id not in store.awaiting_vectors():

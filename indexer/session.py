@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from docsym.indexer.dense_stage import DenseStage
-from docsym.indexer.discover import discover, doc_id_for, sha256_of
+from docsym.indexer.discover import discover, doc_id_for
+from docsym.indexer.file_hashes import FileHashes
 from docsym.indexer.limits import FileLimits
 from docsym.indexer.ocr import PROCESS_MB as OCR_PROCESS_MB
 from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
@@ -39,6 +40,7 @@ from docsym.runtime.settings import OcrMode, get_settings
 from docsym.storage import failed_files
 from docsym.storage.failed_files import Outcome
 from docsym.storage.file_names import readable
+from docsym.storage.paths import IndexPaths, is_store_url
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +84,7 @@ class IndexSession:
             if self.sink.needs_reindex:
                 self.stale |= self.sink.reindex_doc_ids()
             self.records = _FailureRecords(self.sink)
+            self._hashes = _file_hashes(target)  # a rescan reads only files whose stat changed
             self._told = _DenseProgress(Progress(), PageMeter({}))
             threads = get_settings().encoder_threads
             self.dense = DenseStage(self.sink, self.model_name, threads, self._told)
@@ -114,11 +117,15 @@ class IndexSession:
         roots: list[Path] | None = None,
         follow_links: bool = False,
         progress: Progress | None = None,
+        trust_unchanged: bool = False,
     ) -> IndexReport:
         """One pass over the files under ``paths``: every new, changed or moved file written
         (its keyword stage; its vectors follow), failures recorded. With ``prune``, documents
         whose files are gone are removed: all of them, or those under ``roots`` still present.
-        Links leading outside ``paths`` are followed only with ``follow_links``."""
+        Links leading outside ``paths`` are followed only with ``follow_links``. With
+        ``trust_unchanged`` (a watcher's passes), a file whose size and times are those it had
+        when it was last read is not read again (``indexer/file_hashes.py``); without it
+        (``docsym index``) every file is read, and what it read is kept for a watcher."""
         started = time.perf_counter()
         progress = progress or Progress()
         report = IndexReport()
@@ -126,7 +133,10 @@ class IndexSession:
         report.skipped.extend(found.skipped)
         if found.files:
             self.start_workers()
-        plans, moves = _plan(found.files, self.sink.documents_by_path(), self.stale, report)
+        known = self.sink.documents_by_path()
+        plans, moves = _plan(
+            found.files, known, self.stale, report, self._hashes, trust_unchanged
+        )
         for doc_id, path in moves:
             self.sink.move(doc_id, path)
             self.records.outcome(path, None)
@@ -146,9 +156,15 @@ class IndexSession:
         if prune:
             _prune(self.sink, report, roots)
         self.records.forget_gone()
+        self._hashes.save()
         self.sink.publish_if_due(now=True)  # every file searchable; the vectors follow
         report.elapsed = time.perf_counter() - started
         return report
+
+    def forget_hashes(self, paths: Iterable[Path]) -> None:
+        """The next pass reads these files again, whatever their ``stat`` says (a watched
+        path's event: a file system may keep a file's times through a change)."""
+        self._hashes.forget(paths)
 
     def idle(self) -> None:
         """Between passes: publish on time, write the vectors the encoder finished and give it
@@ -170,6 +186,7 @@ class IndexSession:
         try:
             self._close_workers()
             self.dense.close()
+            self._hashes.close()
         finally:
             self.sink.close(not self._done)
 
@@ -239,6 +256,11 @@ def _setup(ocr: OcrMode | None, target: Path | str, workers: int) -> WorkerSetup
         limits=FileLimits.from_settings(),
         verbose=logging.getLogger().isEnabledFor(logging.DEBUG),
     )
+
+
+def _file_hashes(target: Path | str) -> FileHashes:
+    """Hashes kept beside a directory index; a store's are kept for the session only."""
+    return FileHashes(None if is_store_url(target) else IndexPaths(Path(target)).file_hashes)
 
 
 def _in_order(plans: list[FilePlan], workers: int) -> list[FilePlan]:
@@ -458,10 +480,16 @@ def _write(prepared: Prepared, sink: Sink, report: IndexReport) -> str | None:
 
 
 def _plan(
-    files: list[Path], known: dict[str, tuple[str, str]], stale: set[str], report: IndexReport
+    files: list[Path],
+    known: dict[str, tuple[str, str]],
+    stale: set[str],
+    report: IndexReport,
+    hashes: FileHashes,
+    trust_unchanged: bool,
 ) -> tuple[list[FilePlan], list[tuple[str, Path]]]:
     """The files to prepare, and the documents whose file moved: (doc_id, new path), written
-    under their new path without being read again."""
+    under their new path without being read again. With ``trust_unchanged``, files whose
+    ``stat`` is as when ``hashes`` read them are not read again."""
     plans: list[FilePlan] = []
     moves: list[tuple[str, Path]] = []
     known_ids = {doc_id: path for path, (doc_id, _) in known.items()}
@@ -472,7 +500,7 @@ def _plan(
             report.failed.append((shown, "not a regular file (a pipe, socket or device)"))
             continue
         try:
-            sha = sha256_of(path)
+            sha = hashes.sha256(path, trust_unchanged=trust_unchanged)
         except OSError as exc:
             report.failed.append((shown, f"cannot read file: {exc.strerror or exc}"))
             continue

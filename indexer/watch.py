@@ -2,14 +2,15 @@
 renamed and deleted, by one indexing session (``indexer/session.py``) that lives as long.
 
 The folders are watched with ``watchfiles`` (the operating system's file events, through Rust's
-notify), and read whole again every ``DOCSYM_WATCH_RESCAN_SECONDS`` in case an event was lost
-(a network drive, an overflowing queue). A changed path waits until nothing has touched it for
-``DOCSYM_WATCH_SETTLE_SECONDS``, so a file still being copied or downloaded is read once it is
-whole; a file that changes while it is read is read again by the pass itself. In each batch the
-paths still there are indexed first, so a moved or renamed file is found by its content and only
-its path is rewritten; then documents whose files are gone are removed, but only under a watched
-folder that is still there: a folder that disappears (an unmounted drive) removes nothing, and
-is watched again, and read, when it comes back.
+notify), and read whole again every ``DOCSYM_WATCH_RESCAN_SECONDS`` in case an event was lost (a
+network drive, an overflowing queue); that rescan reads again only the files whose size or times
+changed since they were last read, while a path's event always reads it. A changed path waits
+until nothing has touched it for ``DOCSYM_WATCH_SETTLE_SECONDS``, so a file still being copied
+or downloaded is read once it is whole; a file that changes while it is read is read again by
+the pass itself. In each batch the paths still there are indexed first, so a moved or renamed
+file is found by its content and only its path is rewritten; then documents whose files are gone
+are removed, but only under a watched folder that is still there: a folder that disappears (an
+unmounted drive) removes nothing, and is watched again, and read, when it comes back.
 """
 
 from __future__ import annotations
@@ -127,7 +128,9 @@ class Watcher:
 
     def _rescan(self, present: list[Path]) -> None:
         """Read every present folder whole: what the events missed is indexed, what went
-        away removed."""
+        away removed. A file whose size and times are as when it was last read is not read
+        again (a changed path's event is what reads it), so a rescan of a large library costs
+        a walk and a stat per file, not its bytes."""
         self._last_scan = time.monotonic()
         if present:
             self._pass(present)
@@ -139,14 +142,25 @@ class Watcher:
             return
         there = [p for p in changed if _readable_change(p, present)]
         gone = [p for p in changed if not p.exists()]
+        # The files named are read again; a folder named (its times or mode changed) is walked
+        # trusting its files' stat: a file that changed there has an event of its own.
+        self.session.forget_hashes(changed)
         if there or gone:
             self._pass(there, prune=bool(gone), present=present)
 
-    def _pass(self, paths: list[Path], prune: bool = True, present: list[Path] | None = None):
+    def _pass(
+        self, paths: list[Path], prune: bool = True, present: list[Path] | None = None
+    ) -> None:
+        """A pass over ``paths``, reading only the files whose stat changed since the session
+        read them (``_apply`` has those named by events forgotten first)."""
         roots = present if present is not None else paths
         try:
             report = self.session.index(
-                paths, prune=prune, roots=roots, progress=self.progress
+                paths,
+                prune=prune,
+                roots=roots,
+                progress=self.progress,
+                trust_unchanged=True,
             )
         except FileNotFoundError as exc:  # went away between the event and the pass
             log.debug("a watched path went away: %s", exc)

@@ -74,8 +74,8 @@ class Settings(BaseSettings):
     watch_rescan_seconds: float = Field(
         default=900.0,
         ge=1,
-        description="`--watch`: how often the watched folders are read whole, in case a file "
-        "event was lost (network drives).",
+        description="`--watch`: how often the watched folders are walked whole, in case a file "
+        "event was lost (network drives); files whose size and times are unchanged are not read.",
     )
     model: str = Field(
         default="all-MiniLM-L6-v2",

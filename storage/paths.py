@@ -55,6 +55,12 @@ class IndexPaths:
         return self.root / "ocr-cache.sqlite"
 
     @property
+    def file_hashes(self) -> Path:
+        """Each indexed file's hash with its size and times, so a watcher's rescan reads only
+        the files that changed (``indexer/file_hashes.py``)."""
+        return self.root / "file-hashes.sqlite"
+
+    @property
     def lock(self) -> Path:
         return self.root / ".index.lock"
 

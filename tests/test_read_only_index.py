@@ -98,6 +98,7 @@ def test_a_finished_run_leaves_the_vector_file_whole_on_its_own(built: Path) -> 
     wherever the directory is copied."""
     assert sorted(os.listdir(built)) == [
         ".index.lock",
+        "file-hashes.sqlite",
         "index.duckdb",
         "ocr-cache.sqlite",
         "vectors.minilm.signs",  # the collection's sign bits (storage/sign_file.py)
