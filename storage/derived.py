@@ -34,6 +34,11 @@ READ_ALL_SHARE = 0.5
 _UNREAD = object()  # a document no part was read for yet (its indexed_at may be None)
 
 
+def of_documents(doc_ids: list[str] | None, column: str = "doc_id") -> tuple[str, list]:
+    """SQL condition and parameters for the rows of those documents (``None``: of every one)."""
+    return ("TRUE", []) if doc_ids is None else (f"{column} = ANY(?)", [doc_ids])
+
+
 def read_document_versions(store: Store) -> dict[str, datetime | None]:
     """doc_id -> indexed_at of every document readers see now."""
     rows = store.sql().execute("SELECT doc_id, indexed_at FROM documents").fetchall()
