@@ -57,6 +57,7 @@ class Store(ABC):
         self._derived_lock = threading.Lock()
         self._documents = DocumentCache()
         self._libraries: dict[str, Library] = {}
+        self._lasting: dict[str, object] = {}
 
     @property
     @abstractmethod
@@ -184,6 +185,12 @@ class Store(ABC):
         with self._derived_lock:
             library = self._libraries.setdefault(name, Library(read, empty))
         return self.derived(name, library.parts)
+
+    def lasting(self, name: str, make: Callable[[], T]) -> T:
+        """An object kept for the store's life, whatever is published: a cache whose entries
+        carry the ``document_versions`` they were read at."""
+        with self._derived_lock:
+            return self._lasting.setdefault(name, make())  # type: ignore[return-value]
 
     def derived_documents(self, name: str) -> dict[str, object]:
         """doc_id -> the ``per_document`` structure ``name`` kept for it now."""

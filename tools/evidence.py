@@ -392,10 +392,11 @@ class _Tables:
 
 
 class _PageUnits:
-    """The units printed on recently used pages, kept for one index generation."""
+    """The units printed on recently used pages, by (doc_id, page_number, indexed_at): kept
+    across publishes while their document is unchanged."""
 
     def __init__(self) -> None:
-        self.pages: OrderedDict[tuple[str, int], list[Unit]] = OrderedDict()
+        self.pages: OrderedDict[tuple[str, int, object], list[Unit]] = OrderedDict()
         self.lock = threading.Lock()
 
 
@@ -404,11 +405,13 @@ def _page_units(
 ) -> dict[tuple[str, int], list[Unit]]:
     """Sentences and table rows of each wanted (doc_id, page), from the cache or in two
     queries for all the missing pages (one where none of them holds a table)."""
-    cache = store.derived("evidence-page-units", lambda _: _PageUnits())
+    cache = store.lasting("evidence-page-units", _PageUnits)
+    versions = store.document_versions()
+    keys = {k: (*k, versions.get(k[0])) for k in wanted}
     with cache.lock:
-        found = {k: cache.pages[k] for k in wanted if k in cache.pages}
+        found = {k: cache.pages[keys[k]] for k in wanted if keys[k] in cache.pages}
         for k in found:
-            cache.pages.move_to_end(k)
+            cache.pages.move_to_end(keys[k])
     missing = sorted(wanted - set(found))
     if missing:
         loaded: dict[tuple[str, int], list[Unit]] = {k: [] for k in missing}
@@ -426,7 +429,7 @@ def _page_units(
             loaded[(info.doc_id, item.page_number)].append(item)
         with cache.lock:
             for k, units in loaded.items():
-                cache.pages[k] = units
+                cache.pages[keys[k]] = units
             while len(cache.pages) > _PAGE_CACHE:
                 cache.pages.popitem(last=False)
         found.update(loaded)
