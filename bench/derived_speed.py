@@ -3,6 +3,7 @@ the first calls after one document is added compare: the derived structures (ent
 document names, page labels) follow that document instead of being rebuilt from the whole store.
 
     python bench/derived_speed.py --index DIR [--python PATH] [--add PDF] [--doc FILE_NAME]
+                                  [--keyword-only]
 
 DIR is an index of many papers (``bench/folder_speed.py``'s folder, indexed with ``docsym
 index FOLDER --index DIR``); it is copied to a scratch folder first, as a paper is added to the
@@ -11,6 +12,8 @@ measure, say an older version's virtual environment) answers, as a client sees i
 and repeated rank_nodes on ``--doc`` and library-wide find_entities, the server's RSS; then
 ``docsym index`` adds ``--add`` (default: a fresh copy of a corpus paper, distinct bytes) while
 the server runs, and the first call of each tool after that publish is timed, then its RSS.
+``--keyword-only`` adds it without vectors (an index whose run was stopped before its vectors
+would otherwise encode every document awaiting them).
 """
 
 from __future__ import annotations
@@ -85,7 +88,7 @@ def line(name: str, samples: list[float]) -> str:
     )
 
 
-async def measure(python: str, index: Path, added: Path, file_name: str) -> None:
+async def measure(python: str, index: Path, added: Path, file_name: str, keyword: bool) -> None:
     server = StdioServerParameters(
         command=python, args=["-m", "docsym", "serve", "--index", str(index)], cwd=str(index.parent)
     )
@@ -111,20 +114,9 @@ async def measure(python: str, index: Path, added: Path, file_name: str) -> None
         print(line("find_entities (library), repeated", repeated))
         print(f"server RSS after the graph calls: {server_rss_mb():.0f} MB")
         started = time.perf_counter()
-        await anyio.run_process(
-            [
-                python,
-                "-m",
-                "docsym",
-                "index",
-                str(added),
-                "--index",
-                str(index),
-                "--ocr",
-                "off",
-                "--quiet",
-            ]
-        )
+        command = [python, "-m", "docsym", "index", str(added), "--index", str(index)]
+        command += ["--ocr", "off", "--quiet"] + (["--keyword-only"] if keyword else [])
+        await anyio.run_process(command)
         print(f"one document added and published in {time.perf_counter() - started:.1f} s")
         after = [
             ("hybrid_search, first after the add", "hybrid_search", {"query": "DPR encoders"}),
@@ -162,12 +154,13 @@ def main() -> None:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--add", type=Path, default=PAPERS / "2004.04906v3_dpr.pdf")
     parser.add_argument("--doc", default="0001-2004.04906v3_dpr.pdf")
+    parser.add_argument("--keyword-only", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         index = Path(scratch) / "index"
         shutil.copytree(args.index, index)
         added = distinct_copy(Path(scratch), args.add)
-        anyio.run(measure, args.python, index, added, args.doc)
+        anyio.run(measure, args.python, index, added, args.doc, args.keyword_only)
 
 
 if __name__ == "__main__":

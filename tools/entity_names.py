@@ -29,12 +29,14 @@ FUZZY_MIN = 0.86  # Jaro-Winkler similarity of names for a fuzzy match
 ENGINE_MARGIN = 0.02
 SAME_NAME_WEIGHT = 1.0
 _WORDS = re.compile(r"[a-z0-9]+")
-# Spellings the engine scores by Jaro-Winkler; PostgreSQL has none in core: every spelling of
-# the scope reaches the scoring there.
+# Spellings the engine scores by Jaro-Winkler (aliases unnested once: a correlated subquery per
+# entity took 8x as long at 92k entities); PostgreSQL has none in core: every spelling of the
+# scope reaches the scoring there.
 _SIMILAR = {
     "duckdb": (
-        "jaro_winkler_similarity(lower(name), ?) >= ? OR EXISTS (SELECT 1 FROM unnest(aliases) "
-        "AS a(spelling) WHERE jaro_winkler_similarity(lower(spelling), ?) >= ?)"
+        "jaro_winkler_similarity(lower(name), ?) >= ? OR entity_id IN (SELECT entity_id FROM "
+        "(SELECT entity_id, unnest(aliases) AS spelling FROM entities) "
+        "WHERE jaro_winkler_similarity(lower(spelling), ?) >= ?)"
     ),
     "postgresql": "TRUE",
 }
