@@ -18,10 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Generic, TypeVar
-
-if TYPE_CHECKING:
-    from docsym.storage.store import Store
+from typing import Any, Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 P = TypeVar("P")
@@ -30,6 +27,15 @@ P = TypeVar("P")
 DOCUMENTS_KEPT = 256
 # Past this share of documents changed, reading every part in one statement beats naming them.
 READ_ALL_SHARE = 0.5
+
+
+class Store(Protocol):
+    """What these caches ask of ``storage/store.py``'s ``Store`` (which holds them)."""
+
+    def sql(self) -> Any: ...
+
+    def document_versions(self) -> Mapping[str, object]: ...
+
 
 _UNREAD = object()  # a document no part was read for yet (its indexed_at may be None)
 
