@@ -29,7 +29,7 @@ DOCUMENTS_KEPT = 256
 READ_ALL_SHARE = 0.5
 
 
-class Store(Protocol):
+class IndexSource(Protocol):
     """What these caches ask of ``storage/store.py``'s ``Store`` (which holds them)."""
 
     def sql(self) -> Any: ...
@@ -37,6 +37,7 @@ class Store(Protocol):
     def document_versions(self) -> Mapping[str, object]: ...
 
 
+S = TypeVar("S", bound=IndexSource)
 _UNREAD = object()  # a document no part was read for yet (its indexed_at may be None)
 
 
@@ -45,7 +46,7 @@ def of_documents(doc_ids: list[str] | None, column: str = "doc_id") -> tuple[str
     return ("TRUE", []) if doc_ids is None else (f"{column} = ANY(?)", [doc_ids])
 
 
-def read_document_versions(store: Store) -> dict[str, datetime | None]:
+def read_document_versions(store: IndexSource) -> dict[str, datetime | None]:
     """doc_id -> indexed_at of every document readers see now."""
     rows = store.sql().execute("SELECT doc_id, indexed_at FROM documents").fetchall()
     return dict(rows)
@@ -59,7 +60,7 @@ class DocumentCache:
         self._items: OrderedDict[tuple, object] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, store: Store, name: str, doc_id: str, build: Callable[[Store, str], T]) -> T:
+    def get(self, store: S, name: str, doc_id: str, build: Callable[[S, str], T]) -> T:
         versions = store.document_versions()
         if doc_id not in versions:  # not (or no longer) in the index: built, never kept
             return build(store, doc_id)
@@ -90,15 +91,13 @@ class Library(Generic[P]):
     the mapping it was given.
     """
 
-    def __init__(
-        self, read: Callable[[Store, list[str] | None], Mapping[str, P]], empty: P
-    ) -> None:
+    def __init__(self, read: Callable[[Any, list[str] | None], Mapping[str, P]], empty: P) -> None:
         self._read = read
         self._empty = empty
         self._parts: dict[str, tuple[object, P]] = {}  # doc_id -> (indexed_at, part)
         self._lock = threading.Lock()
 
-    def parts(self, store: Store) -> dict[str, P]:
+    def parts(self, store: IndexSource) -> dict[str, P]:
         versions = store.document_versions()
         with self._lock:
             changed = [d for d, at in versions.items() if self._parts.get(d, (_UNREAD,))[0] != at]

@@ -190,7 +190,9 @@ class Store(ABC):
         """An object kept for the store's life, whatever is published: a cache whose entries
         carry the ``document_versions`` they were read at."""
         with self._derived_lock:
-            return self._lasting.setdefault(name, make())  # type: ignore[return-value]
+            if name not in self._lasting:
+                self._lasting[name] = make()
+            return self._lasting[name]  # type: ignore[return-value]
 
     def derived_documents(self, name: str) -> dict[str, object]:
         """doc_id -> the ``per_document`` structure ``name`` kept for it now."""
