@@ -24,6 +24,7 @@ from pathlib import Path
 import pymupdf
 
 from docsym.storage.directory_store import DirectoryStore  # imported before any run is timed
+from docsym.storage.paths import IndexPaths
 
 REPO = Path(__file__).resolve().parent.parent
 PAPERS = REPO.parent / "shared" / "corpus" / "papers"
@@ -44,7 +45,7 @@ def make_folder(folder: Path, papers: int) -> int:
 
 def listed(index: Path) -> tuple[int, bool]:
     """Documents the published index lists, and whether a keyword search finds any."""
-    if not (index / "index.duckdb").exists():
+    if not IndexPaths(index).is_published():
         return 0, False
     store = DirectoryStore(index)
     try:

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from docsym.storage.directory_store import DirectoryStore  # imported before any run is timed
+from docsym.storage.paths import IndexPaths
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -107,7 +108,7 @@ def first_words(path: Path) -> str:
 
 def found(index_dir: Path, words: str) -> bool:
     """Whether a keyword search of the published index finds any of ``words``."""
-    if not (index_dir / "index.duckdb").exists():
+    if not IndexPaths(index_dir).is_published():
         return False
     store = DirectoryStore(index_dir)
     try:

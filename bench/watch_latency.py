@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from docsym.storage.paths import IndexPaths
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("DOCSYM_CORPUS", REPO.parent / "shared" / "corpus"))
 PAPERS = [
@@ -103,7 +105,7 @@ def _one_paper(source: Path, folder: Path, index: Path, open_store) -> tuple:
     store = None
     while complete is None:
         time.sleep(POLL)
-        if store is None and (index / "index.duckdb").exists():
+        if store is None and IndexPaths(index).is_published():
             store = open_store(index)
         if store is None:
             continue

@@ -684,7 +684,7 @@ def _cmd_config(args: argparse.Namespace) -> int:
             err.print("[red]error[/]: --url and --token are for --transport http")
             return 2
         server = Server(args.name, command=serve_command(target))
-        if isinstance(target, Path) and not IndexPaths(target).duckdb.exists():
+        if isinstance(target, Path) and not IndexPaths(target).is_published():
             err.print(
                 f"[yellow]note[/]: no index at {escape(_shown(target))} yet; "
                 f"docsym index PATH... --index {escape(_shown(target))} builds it",

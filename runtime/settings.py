@@ -53,6 +53,17 @@ class Settings(BaseSettings):
         ge=0,
         description="How often a running `docsym index` publishes committed documents to readers.",
     )
+    segment_mb: float = Field(
+        default=64.0,
+        gt=0,
+        description="An index's rows are published in segments once larger than this: a "
+        "publish copies at most this much, whatever the library's size.",
+    )
+    consolidate_mb: float = Field(
+        default=256.0,
+        ge=0,
+        description="A run that ends with an index this small leaves it as one file.",
+    )
     watch_settle_seconds: float = Field(
         default=1.0,
         ge=0,

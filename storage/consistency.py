@@ -4,7 +4,9 @@ Only the entries a reader sees are compared (those of the published generation);
 killed index run left past it are counted apart, as ``unpublished``, and are not an error: no
 tool shows them, and the next run removes them. Documents whose vectors are still to be written
 (``indexer/dense_stage.py``) are counted apart too, as ``awaiting_vectors``: their entries lack
-from the dense collections by design until a run finishes them.
+from the dense collections by design until a run finishes them. A dense collection's sign file
+(``storage/sign_file.py``) must hold every vector of the collection: ``signs`` counts those it
+lacks, which dense search would never find.
 """
 
 from __future__ import annotations
@@ -25,11 +27,15 @@ class Consistency(BaseModel):
     collections: dict[str, int]  # collection -> entries lacking from it
     unpublished: int = 0  # entries written after the published generation (hidden)
     awaiting_vectors: int = 0  # documents searchable by keyword only, their vectors to come
+    signs: dict[str, int] = {}  # collection -> vectors lacking from its sign file
 
     @property
     def ok(self) -> bool:
         return (
-            not self.missing_count and not self.orphan_count and not any(self.collections.values())
+            not self.missing_count
+            and not self.orphan_count
+            and not any(self.collections.values())
+            and not any(self.signs.values())
         )
 
 
@@ -66,4 +72,5 @@ def check(store: Store, sample: int = 20) -> Consistency:
         collections=lacking,
         unpublished=store.hidden_entries(),
         awaiting_vectors=len(awaiting),
+        signs=store.sign_gaps(),
     )

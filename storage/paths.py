@@ -36,6 +36,16 @@ class IndexPaths:
         return self.root / "index.duckdb"
 
     @property
+    def manifest(self) -> Path:
+        """The published segments, when the rows are in more than ``duckdb``
+        (``storage/segments.py``)."""
+        return self.root / "segments.json"
+
+    @property
+    def segments(self) -> Path:
+        return self.root / "segments"
+
+    @property
     def vectors(self) -> Path:
         return self.root / "vectors.sqlite"
 
@@ -62,4 +72,9 @@ class IndexPaths:
         """Every file a run writes beside the index and removes at its end: the private copy,
         its DuckDB write-ahead log and spill directory, and the copy being published."""
         work = self.work_duckdb
-        return [work, Path(f"{work}.wal"), Path(f"{work}.tmp"), self.publish_duckdb]
+        manifest = self.root / f".{self.manifest.name}.publish"
+        return [work, Path(f"{work}.wal"), Path(f"{work}.tmp"), self.publish_duckdb, manifest]
+
+    def is_published(self) -> bool:
+        """Whether an index was published here (one file, or segments)."""
+        return self.manifest.exists() or self.duckdb.exists()

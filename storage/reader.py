@@ -32,7 +32,7 @@ from pathlib import Path
 
 import duckdb
 
-from docsym.storage import generations
+from docsym.storage import generations, segments
 from docsym.storage.paths import IndexNotFoundError, IndexPaths
 
 SANDBOX = {
@@ -45,28 +45,51 @@ SANDBOX = {
 }
 # Set once the file is attached (attaching is itself an access to a file).
 LOCKS = ("SET enable_external_access = false", "SET lock_configuration = true")
-CATALOG = "idx"  # the attached index's name in each generation's instance
+CATALOG = "idx"  # a single published file's name in each generation's instance
+ATTEMPTS = 5  # reads of a manifest whose segments were merged away before they were attached
 
 Identity = tuple[int, int]  # the published file's inode and modification time
 
 
-class Generation:
-    """One published file, attached read-only to an instance of its own."""
+class SegmentGoneError(RuntimeError):
+    """A segment listed by the manifest read was removed since: read the manifest again."""
 
-    def __init__(self, path: Path, identity: Identity, config: dict) -> None:
+
+class Generation:
+    """One published index, attached read-only to an instance of its own: a single file as
+    the catalog ``idx``, or segments as ``s0``... with the views over them in ``memory``."""
+
+    def __init__(self, index: segments.Published, identity: Identity, config: dict) -> None:
         self.identity = identity
         self._con = duckdb.connect(":memory:", config=config)
-        escaped = str(path).replace("'", "''")
-        self._con.execute(f"ATTACH '{escaped}' AS {CATALOG} (READ_ONLY)")
+        if index.manifest:
+            self._home = "memory"
+            self._attach_segments(list(index.files))
+        else:
+            self._home = CATALOG
+            _attach(self._con, index.files[0], CATALOG)
         for statement in LOCKS:
             self._con.execute(statement)
         self._published: int | None = None
         self._lock = threading.Lock()
 
+    def _attach_segments(self, files: list[Path]) -> None:
+        catalogs = [f"s{n}" for n in range(len(files))]
+        for path, catalog in zip(files, catalogs, strict=True):
+            try:
+                _attach(self._con, path, catalog)
+            except duckdb.IOException as exc:
+                if not path.exists():  # merged away after the manifest was read
+                    raise SegmentGoneError(str(path)) from exc
+                raise
+        gone = {c: segments.has_gone(self._con, c) for c in catalogs}
+        for statement in segments.library_views(catalogs, gone):
+            self._con.execute(statement)
+
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A cursor of its own for one caller: cursors are not shared between threads."""
         cursor = self._con.cursor()
-        cursor.execute(f"USE {CATALOG}")
+        cursor.execute(f"USE {self._home}")
         return cursor
 
     def published(self) -> int:
@@ -75,6 +98,11 @@ class Generation:
             if self._published is None:
                 self._published = generations.published(self.cursor())
             return self._published
+
+
+def _attach(con: duckdb.DuckDBPyConnection, path: Path, catalog: str) -> None:
+    escaped = str(path).replace("'", "''")
+    con.execute(f"ATTACH '{escaped}' AS {catalog} (READ_ONLY)")
 
 
 class IndexReader:
@@ -116,20 +144,30 @@ class IndexReader:
 
     def _newest_generation(self) -> Generation:
         with self._lock:
-            identity = self._current_identity()
-            if self._newest is None or self._newest.identity != identity:
-                # The one before is dropped, not closed: calls still reading it finish on it.
-                self._newest = Generation(self.paths.duckdb, identity, self._config)
-            return self._newest
+            for _ in range(ATTEMPTS):
+                identity = self._current_identity()
+                if self._newest is not None and self._newest.identity == identity:
+                    return self._newest
+                try:
+                    # The one before is dropped, not closed: calls reading it finish on it.
+                    index = segments.published(self.paths)
+                    self._newest = Generation(index, identity, self._config)
+                    return self._newest
+                except (SegmentGoneError, FileNotFoundError):
+                    continue  # published again meanwhile: read what is published now
+            raise IndexNotFoundError(f"the index at {self.paths.root} changed under every read")
 
     def _current_identity(self) -> Identity:
-        try:
-            st = os.stat(self.paths.duckdb)
-        except FileNotFoundError:
-            raise IndexNotFoundError(
-                f"no index at {self.paths.root}: run `docsym index PATH --index {self.paths.root}`"
-            ) from None
-        return st.st_ino, st.st_mtime_ns
+        """The manifest's identity when segments are published, else the single file's."""
+        for path in (self.paths.manifest, self.paths.duckdb):
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                continue
+            return st.st_ino, st.st_mtime_ns
+        raise IndexNotFoundError(
+            f"no index at {self.paths.root}: run `docsym index PATH --index {self.paths.root}`"
+        )
 
     def close(self) -> None:
         with self._lock:

@@ -524,7 +524,6 @@ TABLES: tuple[Table, ...] = tuple(
 )
 
 
-
 @view(
     "failed_files",
     "One row per file the index could not read: what a run reported instead of indexing it, "

@@ -138,6 +138,11 @@ class Store(ABC):
         """The files index runs could not read, newest first (``storage/failed_files.py``)."""
         return self.derived("failed-files", lambda store: failed_files.read(store.sql()))
 
+    def sign_gaps(self) -> dict[str, int]:
+        """Dense collection -> vectors lacking from its sign file (``storage/sign_file.py``),
+        for collections that have one; backends without sign files have none."""
+        return {}
+
     def hidden_entries(self) -> int:
         """Entries written but not yet visible to readers (none where writes are atomic)."""
         return 0

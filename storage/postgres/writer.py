@@ -160,8 +160,7 @@ class PostgresWriter:
         text, raw = stored_path(path)
         with self.con.transaction():
             self.con.execute(
-                "UPDATE documents SET path = %s, path_bytes = %s, file_name = %s "
-                "WHERE doc_id = %s",
+                "UPDATE documents SET path = %s, path_bytes = %s, file_name = %s WHERE doc_id = %s",
                 [text, raw, readable(path.name), doc_id],
             )
             self.con.execute("UPDATE store_state SET version = version + 1")

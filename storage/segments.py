@@ -1,0 +1,171 @@
+"""An index directory's DuckDB rows in segments, so a publish costs what changed, not the library.
+
+A publish used to copy the whole database file and rename the copy over ``index.duckdb``: at
+200 papers a 500 MB index, at 10,000 papers gigabytes on every publish, which a watched folder
+makes frequent. Now the rows live in a list of immutable segment files, oldest (largest) first,
+and the writer works on a small *head*; readers see the union of the segments.
+
+- **At rest, a small index is one file**, ``index.duckdb``, exactly as before: a run that ends
+  with the whole index under DOCSYM_CONSOLIDATE_MB folds its segments back into it.
+- **A publish** copies the head only. Once the head reaches DOCSYM_SEGMENT_MB it is *frozen*:
+  renamed into ``segments/`` (no copy) and a new empty head started. Frozen segments are merged
+  geometrically (the newest into the one before once it reaches ``1 / MERGE_RATIO`` of its
+  size), so there are O(log n) segments and each row is copied O(log n) times in all.
+- **The manifest** (``segments.json``, replaced atomically) lists the published segments; with
+  none, ``index.duckdb`` alone is the index. Its replacement is the moment of publishing, as
+  the rename of ``index.duckdb`` is for a single file.
+- **Removals are tombstones**: a document written or removed in a newer segment hides its rows
+  in older ones, through the newer segment's ``docsym_gone`` table. Tables without a ``doc_id``
+  (the index's meta and failed-file records) are read from the newest segment only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from docsym.runtime.settings import get_settings
+from docsym.storage import schema
+from docsym.storage.paths import IndexPaths
+
+MB = 1 << 20
+MERGE_RATIO = 4  # a segment merges into the older one once it is a quarter of its size
+GONE_TABLE = "docsym_gone"
+GONE_DDL = f"CREATE TABLE IF NOT EXISTS {GONE_TABLE} (doc_id VARCHAR PRIMARY KEY)"
+# The views' tables: those with a doc_id are the union of the segments; the rest (meta, failed
+# files) are the newest segment's.
+DOC_TABLES: tuple[str, ...] = tuple(t.name for t in schema.TABLES)
+NEWEST_ONLY: tuple[str, ...] = (schema.META_TABLE, *(t.name for t in schema.RECORDS))
+
+
+@dataclass(frozen=True)
+class Published:
+    """What readers see: segment files oldest first (one: ``index.duckdb`` with no manifest)."""
+
+    files: tuple[Path, ...]
+    manifest: bool  # listed by segments.json, rather than index.duckdb alone
+
+
+def published(paths: IndexPaths) -> Published:
+    """The published segments (none when nothing was published yet)."""
+    try:
+        listed = json.loads(paths.manifest.read_text())["segments"]
+    except FileNotFoundError:
+        single = (paths.duckdb,) if paths.duckdb.exists() else ()
+        return Published(single, manifest=False)
+    return Published(tuple(paths.root / name for name in listed), manifest=True)
+
+
+def write_manifest(paths: IndexPaths, files: list[Path]) -> None:
+    """Publish ``files`` as the index, atomically (the old manifest's readers keep theirs)."""
+    names = [str(f.relative_to(paths.root)) for f in files]
+    staging = paths.root / f".{paths.manifest.name}.publish"
+    with open(staging, "w") as out:
+        json.dump({"segments": names}, out)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(staging, paths.manifest)
+
+
+def segment_path(paths: IndexPaths, generation: int, serial: int) -> Path:
+    """A new segment's file: named by the generation that made it, never reused."""
+    return paths.segments / f"g{generation:08d}-{serial}.duckdb"
+
+
+def library_views(catalogs: list[str], gone: dict[str, bool], *, writer: bool = False) -> list[str]:
+    """CREATE VIEW statements over attached segments ``catalogs`` (oldest first): each doc table
+    the union of the segments' rows less those hidden by a newer segment's tombstones, each
+    other table the newest segment's. ``gone[c]``: whether segment ``c`` holds tombstones.
+    For the ``writer``, whose head is the newest segment, temporary views of the doc tables
+    only: they shadow the head's tables for reads, and its writes name the head's."""
+    create = "CREATE OR REPLACE TEMP VIEW" if writer else "CREATE VIEW"
+    statements = []
+    for table in DOC_TABLES:
+        parts = []
+        for n, catalog in enumerate(catalogs):
+            newer = [c for c in catalogs[n + 1 :] if gone[c]]
+            hidden = " UNION ALL ".join(f"SELECT doc_id FROM {c}.{GONE_TABLE}" for c in newer)
+            where = f" WHERE doc_id NOT IN ({hidden})" if hidden else ""
+            parts.append(f"SELECT * FROM {catalog}.{table}{where}")
+        # By name: a file migrated from an older schema orders its columns otherwise.
+        statements.append(f"{create} {table} AS {' UNION ALL BY NAME '.join(parts)}")
+    if not writer:
+        newest = catalogs[-1]
+        statements += [f"{create} {t} AS SELECT * FROM {newest}.{t}" for t in NEWEST_ONLY]
+    return statements
+
+
+def has_gone(con, catalog: str) -> bool:
+    """Whether the attached segment ``catalog`` holds tombstones (older files have no table)."""
+    (found,) = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND table_name = ?",
+        [catalog, GONE_TABLE],
+    ).fetchone()
+    if not found:
+        return False
+    return con.execute(f"SELECT count(*) FROM {catalog}.{GONE_TABLE}").fetchone()[0] > 0
+
+
+def head_bytes() -> int:
+    """A head this large is frozen, not copied, at its next publish."""
+    return int(get_settings().segment_mb * MB)
+
+
+def consolidate_bytes() -> int:
+    """A run ending with an index this small in all leaves one file."""
+    return int(get_settings().consolidate_mb * MB)
+
+
+def size(files: list[Path] | tuple[Path, ...]) -> int:
+    return sum(f.stat().st_size for f in files)
+
+
+def schema_version(path: Path) -> int | None:
+    """The schema version a published file records (None for a file older than records)."""
+    with duckdb.connect(str(path), read_only=True) as con:
+        try:
+            row = con.execute(
+                f"SELECT value FROM {schema.META_TABLE} WHERE key = 'schema_version'"
+            ).fetchone()
+        except duckdb.CatalogException:
+            return None
+    return int(row[0]) if row else None
+
+
+def merge_into(target: Path, newer: Path) -> None:
+    """Fold segment ``newer`` into ``target`` (a private file, the segment before it): rows its
+    tombstones hide go, its rows and tombstones are added, its meta and records replace
+    ``target``'s (they are the newer ones)."""
+    with duckdb.connect(str(target)) as con:
+        escaped = str(newer).replace("'", "''")
+        con.execute(f"ATTACH '{escaped}' AS newer (READ_ONLY)")
+        gone = has_gone(con, "newer")
+        if gone:
+            con.execute(GONE_DDL)
+        con.execute("BEGIN TRANSACTION")
+        for table in DOC_TABLES:
+            if gone:
+                hidden = f"SELECT doc_id FROM newer.{GONE_TABLE}"
+                con.execute(f"DELETE FROM {table} WHERE doc_id IN ({hidden})")
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM newer.{table}")
+        if gone:
+            con.execute(
+                f"INSERT INTO {GONE_TABLE} SELECT doc_id FROM newer.{GONE_TABLE} "
+                "ON CONFLICT DO NOTHING"
+            )
+        for table in NEWEST_ONLY:
+            con.execute(f"DELETE FROM {table}")
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM newer.{table}")
+        con.execute("COMMIT")
+        con.execute("DETACH newer")
+        con.execute("CHECKPOINT")
+
+
+def drop_tombstones(path: Path) -> None:
+    with duckdb.connect(str(path)) as con:
+        con.execute(f"DROP TABLE IF EXISTS {GONE_TABLE}")
+        con.execute("CHECKPOINT")

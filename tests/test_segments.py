@@ -1,0 +1,117 @@
+"""An index published in segments (``storage/segments.py``) reads exactly as the same library
+indexed into one file, through additions, changes, moves and removals, and goes back to one
+file when a run ends small. The segment size is set tiny so a few small documents make many
+segments, merges and tombstones."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from docsym.indexer.pipeline import index_paths
+from docsym.storage import schema
+from docsym.storage.backends import open_store
+from docsym.storage.paths import IndexPaths
+from docsym.tools.search import hybrid_search
+from tests.bad_files import write_control
+
+WORDS = ["aardvark", "bandicoot", "capybara", "dugong", "echidna", "fossa", "gharial", "hyrax"]
+
+
+@pytest.fixture
+def segmented(settings) -> None:
+    """Every publish freezes the head (a segment per document), and no run consolidates."""
+    settings(segment_mb=0.0001, consolidate_mb=0, publish_seconds=0)
+
+
+def _library(folder: Path) -> None:
+    folder.mkdir()
+    for n, word in enumerate(WORDS):
+        write_control(folder / f"{word}.md", f"The {word} number {n} was counted at dusk.")
+
+
+def _rows(index: Path) -> dict[str, list]:
+    """Every view's keys (its primary key, else its doc ids), sorted."""
+    with open_store(index) as store:
+        found = {}
+        for table in schema.TABLES:
+            keys = [c.name for c in table.columns if c.primary_key] or ["doc_id"]
+            rows = store.sql().execute(f"SELECT {', '.join(keys)} FROM {table.name}").fetchall()
+            found[table.name] = sorted(map(repr, rows))
+        return found
+
+
+def _found(index: Path, word: str) -> bool:
+    """Whether a hybrid search for ``word`` returns a passage holding it."""
+    with open_store(index) as store:
+        hits = hybrid_search(store, word, limit=5).hits
+    return any(word in hit.text for hit in hits)
+
+
+def _manifest(index: Path) -> list[str]:
+    return json.loads(IndexPaths(index).manifest.read_text())["segments"]
+
+
+def test_a_segmented_library_reads_as_one_file_through_every_change(
+    tmp_path: Path, segmented: None, settings
+) -> None:
+    folder, index = tmp_path / "library", tmp_path / "index"
+    _library(folder)
+    index_paths([folder], index)
+    listed = _manifest(index)
+    assert 1 <= len(listed) <= 4, f"segments merge geometrically: {listed}"
+    assert not IndexPaths(index).duckdb.exists()  # replaced by its segments
+    assert _found(index, "dugong")
+
+    write_control(folder / "aardvark.md", "The aardvark was moved to the okapi enclosure.")
+    (folder / "bandicoot.md").unlink()
+    (folder / "moved").mkdir()
+    (folder / "capybara.md").rename(folder / "moved" / "capybara-renamed.md")
+    index_paths([folder], index, prune=True)
+
+    settings(segment_mb=64, consolidate_mb=0, publish_seconds=30)
+    fresh = tmp_path / "fresh"
+    index_paths([folder], fresh)
+    assert _rows(index) == _rows(fresh)
+    assert not _found(index, "bandicoot"), "a removed document's rows are hidden"
+    with open_store(index) as store:
+        paths = {p for (p,) in store.sql().execute("SELECT path FROM documents").fetchall()}
+    assert str(folder / "moved" / "capybara-renamed.md") in paths
+    segment_files = {p.name for p in IndexPaths(index).segments.iterdir()}
+    assert segment_files == {Path(name).name for name in _manifest(index)}, "no stray segment"
+
+
+def test_a_run_ending_small_leaves_one_file(tmp_path: Path, segmented: None, settings) -> None:
+    folder, index = tmp_path / "library", tmp_path / "index"
+    _library(folder)
+    index_paths([folder], index)
+    before = _rows(index)
+    assert IndexPaths(index).manifest.exists()
+
+    settings(consolidate_mb=256)  # the default: this library is far smaller
+    write_control(folder / "ibex.md", "The ibex climbed the dam.")
+    index_paths([folder], index)
+    paths = IndexPaths(index)
+    assert paths.duckdb.exists() and not paths.manifest.exists()
+    assert not list(paths.segments.glob("*")), "the segments went with the manifest"
+    after = _rows(index)
+    assert set(before["documents"]) < set(after["documents"])
+    assert all(set(before[t]) <= set(after[t]) for t in before)
+
+
+def test_segments_a_killed_run_left_unpublished_are_removed(
+    tmp_path: Path, segmented: None
+) -> None:
+    folder, index = tmp_path / "library", tmp_path / "index"
+    _library(folder)
+    index_paths([folder], index)
+    paths = IndexPaths(index)
+    listed = _manifest(index)
+    stray = paths.segments / "g99999999-1.duckdb"  # frozen by a run killed before publishing
+    shutil.copyfile(paths.root / listed[-1], stray)
+    index_paths([folder], index)
+    assert not stray.exists()
+    assert _rows(index)["documents"]

@@ -1,0 +1,172 @@
+"""Dense search from sign files: exact scores, filters, visibility, old indexes, killed runs.
+
+Real sqlite-vec, real DuckDB (an ``IndexWriter`` publishing generations), real ``DirectoryStore``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from docsym.storage import sign_file
+from docsym.storage.directory_store import DirectoryStore
+from docsym.storage.vectors import Entry, VectorStore, connect
+from docsym.storage.writer import IndexWriter
+from tests.test_vector_index import clustered
+
+DOCS = 30
+PER_DOC = 400  # 12,000 vectors: past the small-filter path, so the sign scan runs
+
+
+def write(root: Path, docs: range, seed: int, remove: tuple[str, ...] = ()) -> dict:
+    """Documents of PER_DOC entries as one published generation; their vectors by entry id."""
+    rng = np.random.default_rng(seed)
+    written = {}
+    with IndexWriter(root) as writer:
+        store = VectorStore(root / "vectors.sqlite", generation=writer.generation)
+        writer.after_publish = store.published
+        store.ensure_collection("minilm", "test", 384)
+        store.remove_documents(remove)
+        for d in docs:
+            doc = f"d{d}"
+            table = "chunks" if d % 3 else "entities"
+            entries = [Entry(table, "text", f"{doc}:{n}", doc, 1, "x") for n in range(PER_DOC)]
+            vectors = clustered(rng, PER_DOC, centres=50)
+            with store.replacing_documents([doc], entries, {"minilm": vectors}):
+                pass
+            ids = [i for i, _ in store.entries_of(doc)]
+            written |= dict(zip(ids, vectors, strict=True))
+        writer.publish()
+        writer.after_publish = None
+        store.settle()
+        store.close()
+    return written
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory) -> tuple[Path, dict]:
+    root = tmp_path_factory.mktemp("signs")
+    return root, write(root, range(DOCS), seed=1)
+
+
+def exact(vectors: dict, query: np.ndarray, k: int, ids=None) -> list[int]:
+    keys = np.array(sorted(vectors if ids is None else ids))
+    scores = np.stack([vectors[i] for i in keys]) @ (query / np.linalg.norm(query))
+    return keys[np.argsort(-scores, kind="stable")[:k]].tolist()
+
+
+def test_writer_keeps_a_sign_file_covering_every_vector(index):
+    root, vectors = index
+    scan = sign_file.SignScan.open(sign_file.signs_path(root / "vectors.sqlite", "minilm"))
+    assert scan is not None
+    assert set(scan.rowids().tolist()) >= set(vectors)
+    with DirectoryStore(root) as store:
+        assert store.sign_gaps() == {"minilm": 0}
+
+
+def test_hits_are_exact_cosines_and_match_exact_search(index):
+    root, vectors = index
+    queries = clustered(np.random.default_rng(7), 20, centres=50)
+    with DirectoryStore(root) as store:
+        recall = 0
+        for query in queries:
+            hits = store.dense("minilm", query, limit=10)
+            assert len(hits) == 10
+            for i, score in hits:
+                assert score == pytest.approx(float(vectors[i] @ query), abs=1e-5)
+            recall += len({i for i, _ in hits} & set(exact(vectors, query, 10)))
+    assert recall / 200 >= 0.9
+
+
+def test_filters_return_limit_hits_inside_the_filter(index):
+    root, vectors = index
+    query = clustered(np.random.default_rng(8), 1, centres=50)[0]
+    with DirectoryStore(root) as store:
+        entities = store.dense("minilm", query, "e.table_name = ?", ["entities"], 50)
+        one_doc = store.dense("minilm", query, "e.doc_id = ?", ["d4"], 10)
+        rows = store.entries([i for i, _ in entities + one_doc])
+    assert len(entities) == 50 and {rows[i].table_name for i, _ in entities} == {"entities"}
+    assert len(one_doc) == 10 and {rows[i].doc_id for i, _ in one_doc} == {"d4"}
+    d4 = {i for i in vectors if rows.get(i) and rows[i].doc_id == "d4"} | {i for i, _ in one_doc}
+    assert [i for i, _ in one_doc] == exact(vectors, query, 10, ids=d4)
+
+
+def test_similarities_read_the_stored_vectors(index):
+    root, vectors = index
+    query = clustered(np.random.default_rng(9), 1, centres=50)[0]
+    ids = np.array([*list(vectors)[:5], 10**9], np.int64)  # the last has no vector
+    with DirectoryStore(root) as store:
+        got = store.similarities("minilm", query, ids)
+    want = [float(vectors[i] @ query) for i in ids[:5]]
+    assert got[:5] == pytest.approx(want, abs=1e-5) and got[5] == 0
+
+
+def test_a_reader_sees_new_vectors_at_the_publish_and_no_removed_ones(tmp_path):
+    first = write(tmp_path, range(30), seed=2)
+    query = next(iter(first.values()))
+    with DirectoryStore(tmp_path) as store:
+        before = dict(store.dense("minilm", query, limit=20))
+        added = write(tmp_path, range(30, 32), seed=3, remove=("d0",))
+        after = dict(store.dense("minilm", query, limit=20))
+        rows = store.entries(list(after))
+    assert before  # the query's own vector leads
+    assert all(rows[i].doc_id != "d0" for i in after)
+    assert set(after) <= set(first) | set(added)
+
+
+def test_an_index_without_sign_files_serves_and_the_next_writer_builds_them(tmp_path):
+    vectors = write(tmp_path, range(28), seed=4)
+    path = sign_file.signs_path(tmp_path / "vectors.sqlite", "minilm")
+    path.unlink()  # as an index written before sign files
+    query = next(iter(vectors.values()))
+    with DirectoryStore(tmp_path) as store:
+        old = store.dense("minilm", query, limit=5)  # the in-memory index
+    write(tmp_path, range(0), seed=5)  # a writer's open syncs
+    assert path.exists()
+    with DirectoryStore(tmp_path) as store:
+        new = store.dense("minilm", query, limit=5)
+    assert [i for i, _ in new] == [i for i, _ in old]
+    assert [s for _, s in new] == pytest.approx([s for _, s in old], abs=1e-5)
+
+
+def test_old_chunked_collections_are_copied_into_small_chunks(tmp_path):
+    path = tmp_path / "vectors.sqlite"
+    con = connect(path)
+    con.execute("CREATE TABLE collections (name TEXT PRIMARY KEY, kind TEXT, model TEXT, dim INT)")
+    con.execute("INSERT INTO collections VALUES ('minilm', 'vec0', 'm', 384)")
+    con.execute("CREATE VIRTUAL TABLE vec_minilm USING vec0(embedding float[384])")
+    vectors = clustered(np.random.default_rng(6), 50)
+    for n, vector in enumerate(vectors, 1):
+        con.execute(
+            "INSERT INTO vec_minilm (rowid, embedding) VALUES (?, ?)", (n, vector.tobytes())
+        )
+    con.close()
+    store = VectorStore(path)
+    (ddl,) = store.con.execute("SELECT sql FROM sqlite_schema WHERE name = 'vec_minilm'").fetchone()
+    ids, read = sign_file.float_vectors(store.con, "vec_minilm", np.arange(1, 51))
+    store.close()
+    assert "chunk_size" in ddl
+    assert ids.tolist() == list(range(1, 51)) and np.array_equal(read, vectors)
+
+
+def test_killed_appends_and_stale_records_cost_nothing(index, tmp_path):
+    root, vectors = index
+    path = sign_file.signs_path(root / "vectors.sqlite", "minilm")
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for f in root.iterdir():
+        if f.is_file():
+            (copy / f.name).write_bytes(f.read_bytes())
+    copied = sign_file.signs_path(copy / "vectors.sqlite", "minilm")
+    # A record for an id with no vector (a rolled-back write), then half a record (a kill).
+    writer = sign_file.SignWriter.open(copied)
+    writer.append([10**9], clustered(np.random.default_rng(1), 1))
+    writer.close()
+    with copied.open("ab") as f:
+        f.write(b"\1" * 20)
+    query = next(iter(vectors.values()))
+    with DirectoryStore(root) as clean, DirectoryStore(copy) as damaged:
+        assert damaged.dense("minilm", query, limit=10) == clean.dense("minilm", query, limit=10)
+    assert path.stat().st_size != copied.stat().st_size
