@@ -37,8 +37,6 @@ P = TypeVar("P")
 # How each backend's keyword collection is listed: SQLite FTS5, PostgreSQL full-text search.
 KEYWORD_KINDS = {"fts5": "SQLite FTS5", "tsvector": "PostgreSQL full-text search"}
 Dialect = Literal["duckdb", "postgresql"]
-# A table's rows in the order they are stored (what a query without ORDER BY returns), per engine.
-ROW_ORDER: dict[Dialect, str] = {"duckdb": "rowid", "postgresql": "ctid"}
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,10 @@ name inside the spelling; on DuckDB, Jaro-Winkler similarity) and decided here b
 ``normalise_name`` and rapidfuzz scorer the indexer and the tools always used.
 
 Entities of different documents sharing a normalised name or alias are linked as they always
-were: along each name's entities in the order the index stores them, each to the next of another
-document (``same_name_weights``), so a name in a thousand papers makes two links an entity, not a
-thousand.
+were: along each name's entities in the order the index stores them (a query without ORDER BY
+returns them so: DuckDB keeps insertion order, and a segmented index's views have no rowid to
+order by), each to the next of another document (``same_name_weights``), so a name in a
+thousand papers makes two links an entity, not a thousand.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import JaroWinkler
 
 from docsym.language.names import normalise_name
-from docsym.storage.store import ROW_ORDER, Store
+from docsym.storage.store import Store
 from docsym.tools.graph import ENTITY_COLUMNS, EntityInfo, entity_info
 
 FUZZY_MIN = 0.86  # Jaro-Winkler similarity of names for a fuzzy match
@@ -80,10 +81,7 @@ def _candidates(store: Store, key: str, doc_id: str | None) -> list[EntityInfo]:
         lowest = FUZZY_MIN - ENGINE_MARGIN
         params += [key, lowest, key, lowest]
     in_doc = "doc_id = ? AND " if doc_id else ""
-    sql = (
-        f"SELECT {ENTITY_COLUMNS} FROM entities WHERE {in_doc}({holds} OR {similar}) "
-        f"ORDER BY {ROW_ORDER[store.dialect]}"
-    )
+    sql = f"SELECT {ENTITY_COLUMNS} FROM entities WHERE {in_doc}({holds} OR {similar})"
     rows = store.sql().execute(sql, ([doc_id] if doc_id else []) + params).fetchall()
     return [entity_info(row) for row in rows]
 
@@ -137,8 +135,7 @@ def _chains(store: Store, keys: set[str]) -> dict[str, list[EntityInfo]]:
     rows = (
         store.sql()
         .execute(
-            f"SELECT {ENTITY_COLUMNS} FROM entities WHERE {holds} "
-            f"ORDER BY {ROW_ORDER[store.dialect]}",
+            f"SELECT {ENTITY_COLUMNS} FROM entities WHERE {holds}",
             params,
         )
         .fetchall()

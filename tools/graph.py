@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from docsym.language.names import normalise_name
-from docsym.storage.store import ROW_ORDER, Store
+from docsym.storage.store import Store
 
 if TYPE_CHECKING:  # scipy loads on first use: the server starts faster without it
     from scipy import sparse
@@ -73,10 +73,10 @@ def document_graph(store: Store, doc_id: str) -> DocumentGraph:
 
 def build_document_graph(store: Store, doc_id: str) -> DocumentGraph:
     con = store.sql()
+    # No ORDER BY: rows come in the order the index stores them, as every reader of the graph
+    # has had them (a segmented index's views have no rowid to order by).
     rows = con.execute(
-        f"SELECT {ENTITY_COLUMNS} FROM entities WHERE doc_id = ? "
-        f"ORDER BY {ROW_ORDER[store.dialect]}",
-        [doc_id],
+        f"SELECT {ENTITY_COLUMNS} FROM entities WHERE doc_id = ?", [doc_id]
     ).fetchall()
     entities = {row[0]: entity_info(row) for row in rows}
     by_key: dict[str, list[str]] = defaultdict(list)
@@ -90,9 +90,7 @@ def build_document_graph(store: Store, doc_id: str) -> DocumentGraph:
         [doc_id],
     ).fetchall()
     links = con.execute(
-        "SELECT node_id, entity_id, mention_count FROM entity_links WHERE doc_id = ? "
-        f"ORDER BY {ROW_ORDER[store.dialect]}",
-        [doc_id],
+        "SELECT node_id, entity_id, mention_count FROM entity_links WHERE doc_id = ?", [doc_id]
     ).fetchall()
     node_rows, link_matrix = _links(positions, links)
     return DocumentGraph(
