@@ -1,5 +1,5 @@
-"""Entity graph figures: what gradient-based resolution does against exact-name merging, the
-in-memory graph's build time and memory for an index, and rank_nodes latency on a long document.
+"""Entity graph figures: what gradient-based resolution does against exact-name merging, one
+document's graph's build time and memory, and rank_nodes latency on a long document.
 
     python bench/graph_speed.py --index DIR [--corpus ../shared/corpus] [--long FILE_NAME]
 
@@ -29,7 +29,7 @@ from docsym.indexer.views import FileFacts, build_rows  # noqa: E402
 from docsym.storage.backends import open_store  # noqa: E402
 from docsym.storage.schema import EntityRow, RelationRow  # noqa: E402
 from docsym.storage.store import Store  # noqa: E402
-from docsym.tools.graph import build_entity_graph  # noqa: E402
+from docsym.tools.graph import build_document_graph  # noqa: E402
 from docsym.tools.rank_nodes import rank_nodes  # noqa: E402
 
 QUESTIONS = [
@@ -76,17 +76,23 @@ def resolution_figures(corpus: Path) -> None:
     )
 
 
-def graph_figures(store: Store) -> None:
+def graph_figures(store: Store, file_name: str) -> None:
+    row = (
+        store.sql().execute("SELECT doc_id FROM documents WHERE file_name = ?", [file_name])
+    ).fetchone()
+    if row is None:
+        print(f"{file_name} is not in the index; skipping its graph")
+        return
     tracemalloc.start()
     started = time.perf_counter()
-    graph = build_entity_graph(store)
+    graph = build_document_graph(store, row[0])
     seconds = time.perf_counter() - started
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     print(
-        f"in-memory graph: {graph.graph.number_of_nodes()} entities, "
-        f"{graph.graph.number_of_edges()} edges, {len(graph.node_entities)} linked tree nodes; "
-        f"built in {seconds:.2f} s, peak {peak / 2**20:.1f} MiB allocated while building"
+        f"{file_name}'s graph: {len(graph.entities)} entities, {graph.adjacency.nnz} adjacency "
+        f"cells, {len(graph.node_rows)} linked tree nodes; built in {seconds:.2f} s, peak "
+        f"{peak / 2**20:.1f} MiB allocated while building"
     )
 
 
@@ -123,7 +129,7 @@ def main() -> None:
     parser.add_argument("--skip-resolution", action="store_true")
     args = parser.parse_args()
     store = open_store(args.index)
-    graph_figures(store)
+    graph_figures(store, args.long)
     rank_figures(store, args.long)
     if not args.skip_resolution:
         resolution_figures(args.corpus)

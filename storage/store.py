@@ -26,12 +26,14 @@ import numpy as np
 
 from docsym.models.encoder import Encoder, query_encoder
 from docsym.storage import failed_files
+from docsym.storage.derived import DocumentCache, Library, read_document_versions
 from docsym.storage.failed_files import FailedFile
 from docsym.storage.run_state import Indexing
 from docsym.storage.sql_pool import SqlRows
 from docsym.storage.vectors import Entry
 
 T = TypeVar("T")
+P = TypeVar("P")
 # How each backend's keyword collection is listed: SQLite FTS5, PostgreSQL full-text search.
 KEYWORD_KINDS = {"fts5": "SQLite FTS5", "tsvector": "PostgreSQL full-text search"}
 Dialect = Literal["duckdb", "postgresql"]
@@ -51,6 +53,9 @@ class Store(ABC):
         self._model_name = model_name  # overrides the model a collection was written with
         self._derived: dict[str, tuple[object, Any]] = {}
         self._derived_lock = threading.Lock()
+        self._documents = DocumentCache()
+        self._libraries: dict[str, Library] = {}
+        self._lasting: dict[str, object] = {}
 
     @property
     @abstractmethod
@@ -162,6 +167,39 @@ class Store(ABC):
         with self._derived_lock:
             self._derived[name] = (version, value)
         return value
+
+    def document_versions(self) -> dict[str, object]:
+        """doc_id -> indexed_at of every document readers see: a document's rows stay the same
+        while both do, so structures built from them are keyed by the pair."""
+        return self.derived("document-versions", read_document_versions)
+
+    def per_document(self, name: str, doc_id: str, build: Callable[[Store, str], T]) -> T:
+        """A structure built from one document's rows (``build(store, doc_id)``), kept across
+        publishes while that document is unchanged, for the recently used documents only
+        (``storage/derived.py``'s ``DocumentCache``)."""
+        return self._documents.get(self, name, doc_id, build)
+
+    def library(
+        self, name: str, read: Callable[[Store, list[str] | None], dict[str, P]], empty: P
+    ) -> dict[str, P]:
+        """doc_id -> a part per document over the whole index, where a new index version reads
+        only the parts of the documents added or changed (``storage/derived.py``'s
+        ``Library``)."""
+        with self._derived_lock:
+            library = self._libraries.setdefault(name, Library(read, empty))
+        return self.derived(name, library.parts)
+
+    def lasting(self, name: str, make: Callable[[], T]) -> T:
+        """An object kept for the store's life, whatever is published: a cache whose entries
+        carry the ``document_versions`` they were read at."""
+        with self._derived_lock:
+            if name not in self._lasting:
+                self._lasting[name] = make()
+            return self._lasting[name]  # type: ignore[return-value]
+
+    def derived_documents(self, name: str) -> dict[str, object]:
+        """doc_id -> the ``per_document`` structure ``name`` kept for it now."""
+        return self._documents.held(name)
 
     # -- lifecycle ---------------------------------------------------------------------------
     @abstractmethod

@@ -269,8 +269,9 @@ class IndexWriter:
 
     def _in_frozen(self, doc_id: str) -> bool:
         return any(
-            self.con.execute(f"SELECT count(*) FROM f{n}.documents WHERE doc_id = ?", [doc_id])
-            .fetchone()[0]
+            self.con.execute(
+                f"SELECT count(*) FROM f{n}.documents WHERE doc_id = ?", [doc_id]
+            ).fetchone()[0]
             for n in range(len(self._frozen))
         )
 

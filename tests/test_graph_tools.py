@@ -1,18 +1,15 @@
 """find_entities and rank_nodes (BookRAG's Select_by_Entity, Graph/Text reasoning, Skyline) on
-the whole-corpus index, and the in-memory graph's life cycle on an index that changes."""
+the whole-corpus index; the graphs' life cycle on an index that changes is
+tests/test_derived_structures.py's."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pymupdf
 import pytest
 
-from docsym.storage.backends import open_store
 from docsym.tools.entities import find_entities
 from docsym.tools.errors import NotFoundError, ToolError
-from docsym.tools.graph import entity_graph
 from docsym.tools.rank_nodes import _pareto_front, rank_nodes
 from docsym.tools.subtree import select_subtree
 from tests.conftest import DEV_QA, doc_id_of
@@ -106,35 +103,3 @@ def test_rank_nodes_refuses_bad_arguments(corpus_store, corpus_db) -> None:
         rank_nodes(corpus_store, "x", doc_id, layers=9)
     with pytest.raises(NotFoundError, match="section"):
         rank_nodes(corpus_store, "x", doc_id, section="no such section at all")
-
-
-def test_graph_is_cached_until_the_index_changes(tmp_path: Path) -> None:
-    from docsym.indexer.pipeline import index_paths
-
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    _entity_pdf(folder / "a.pdf", "Our Dense Passage Retriever (DPR) beats BM25 on TriviaQA.")
-    index = tmp_path / "index"
-    index_paths([folder], index)
-    store = open_store(index)
-    try:
-        first = entity_graph(store)
-        assert entity_graph(store) is first
-        _entity_pdf(folder / "b.pdf", "The ColBERT model is compared with BM25 on MS MARCO.")
-        index_paths([folder], index)
-        second = entity_graph(store)
-        assert second is not first
-        assert len(second.doc_entities) == 2
-        # the two documents' BM25 entities are joined by a same-name edge
-        bm25 = second.by_key["bm25"]
-        assert len(bm25) == 2 and second.graph.has_edge(*bm25)
-    finally:
-        store.close()
-
-
-def _entity_pdf(path: Path, sentence: str) -> None:
-    doc = pymupdf.open()
-    page = doc.new_page()
-    page.insert_textbox(pymupdf.Rect(72, 72, 520, 700), (sentence + " ") * 3)
-    doc.save(path)
-    doc.close()

@@ -6,23 +6,20 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import numpy as np
 from pydantic import BaseModel, Field
-from rapidfuzz import process
-from rapidfuzz.distance import JaroWinkler
 
-from docsym.language.names import normalise_name
 from docsym.storage.store import Store
+from docsym.tools.entity_names import match_names, same_name_weights
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.evidence import Evidence, Target, find_evidence
-from docsym.tools.graph import EntityGraph, entity_graph
+from docsym.tools.graph import ENTITY_COLUMNS, EntityInfo, entity_info
 from docsym.tools.question import read_question
 from docsym.tools.results import ToolResult, markdown_table, page_citation, with_note
 from docsym.tools.spec import Arguments, Name, ToolSpec
 
 MAX_LIMIT = 50
 SECTIONS_PER_ENTITY = 5
-FUZZY_MIN = 0.86  # Jaro-Winkler similarity of names for a fuzzy match
+NEIGHBOURS = 5
 SEMANTIC_MIN = 0.55  # cosine similarity of MiniLM name vectors for a semantic match
 MENTION_CHARS = 300
 
@@ -111,24 +108,30 @@ def find_entities(
         and con.execute("SELECT 1 FROM documents WHERE doc_id = ?", [doc_id]).fetchone() is None
     ):
         raise NotFoundError(f"no document {doc_id!r}; call list_documents for the doc_ids")
-    graph = entity_graph(store)
-    scores = _lexical(graph, query, doc_id)
-    for entity_id, similarity in _semantic(store, query, doc_id):
-        if similarity >= SEMANTIC_MIN and entity_id not in scores:
-            scores[entity_id] = (similarity, "semantic")
+    found = {m.info.entity_id: m for m in match_names(store, query, doc_id)}
+    infos = {entity_id: m.info for entity_id, m in found.items()}
+    scores = {entity_id: (m.score, m.how) for entity_id, m in found.items()}
+    semantic = [
+        (entity_id, similarity)
+        for entity_id, similarity in _semantic(store, query, doc_id)
+        if similarity >= SEMANTIC_MIN and entity_id not in scores
+    ]
+    infos.update(_entities(con, [entity_id for entity_id, _ in semantic]))
+    for entity_id, similarity in semantic:
+        scores[entity_id] = (similarity, "semantic")
     if entity_types:
-        scores = {i: s for i, s in scores.items() if graph.entities[i].entity_type in entity_types}
-    ranked = sorted(
-        scores.items(), key=lambda item: (-item[1][0], -graph.entities[item[0]].mention_count)
-    )[:limit]
+        scores = {i: s for i, s in scores.items() if infos[i].entity_type in entity_types}
+    ranked = sorted(scores.items(), key=lambda item: (-item[1][0], -infos[item[0]].mention_count))
+    ranked = ranked[:limit]
     descriptions = dict(
         con.execute(
             "SELECT entity_id, description FROM entities WHERE entity_id = ANY(?)",
             [[entity_id for entity_id, _ in ranked]],
         ).fetchall()
     )
+    neighbours = _neighbours(store, [infos[entity_id] for entity_id, _ in ranked])
     hits = [
-        _hit(con, graph, entity_id, score, how, descriptions.get(entity_id))
+        _hit(con, infos[entity_id], (score, how), descriptions.get(entity_id), neighbours)
         for entity_id, (score, how) in ranked
     ]
     _first_mentions(store, hits)
@@ -138,40 +141,38 @@ def find_entities(
     return EntityResult(query=query, hits=hits, note=note)
 
 
-def _lexical(graph: EntityGraph, query: str, doc_id: str | None) -> dict:
-    key = normalise_name(query)
-    scores: dict[str, tuple[float, str]] = {}
-    for entity_id in graph.by_key.get(key, []):
-        info = graph.entities[entity_id]
-        if doc_id is None or info.doc_id == doc_id:
-            exact = normalise_name(info.name) == key
-            scores[entity_id] = (1.0 if exact else 0.98, "exact" if exact else "alias")
-    for entity_id, similarity in _fuzzy(graph, key, doc_id):
-        if entity_id not in scores:
-            scores[entity_id] = (0.9 * (similarity or FUZZY_MIN), "fuzzy")
-    return scores
+def _entities(con, entity_ids: list[str]) -> dict[str, EntityInfo]:
+    rows = con.execute(
+        f"SELECT {ENTITY_COLUMNS} FROM entities WHERE entity_id = ANY(?)", [entity_ids]
+    ).fetchall()
+    return {row[0]: entity_info(row) for row in rows}
 
 
-def _fuzzy(graph: EntityGraph, key: str, doc_id: str | None) -> list[tuple[str, float]]:
-    """Entities whose name or an alias is spelt like ``key`` (Jaro-Winkler), or whose name
-    contains it: (entity_id, best similarity). Every spelling is scored in one rapidfuzz call."""
-    ids = [i for i, info in graph.entities.items() if doc_id is None or info.doc_id == doc_id]
-    names = [graph.entities[i].name.lower() for i in ids]
-    spellings, owners = list(names), list(range(len(ids)))
-    for n, entity_id in enumerate(ids):
-        for alias in graph.entities[entity_id].aliases:
-            spellings.append(alias.lower())
-            owners.append(n)
-    if not spellings:
-        return []
-    scores = process.cdist([key], spellings, scorer=JaroWinkler.similarity, dtype=np.float64)[0]
-    best = np.zeros(len(ids))
-    np.maximum.at(best, np.array(owners), scores)
-    return [
-        (entity_id, float(best[n]))
-        for n, entity_id in enumerate(ids)
-        if best[n] >= FUZZY_MIN or key in names[n]
-    ]
+def _neighbours(store: Store, entities: list[EntityInfo]) -> dict[str, list[str]]:
+    """entity id -> the names of its most strongly related entities: its relations in its
+    document (both ways summed) and its links to entities of the same name in other documents,
+    ties broken by id (the same order whatever order the store returned the relations in)."""
+    weights = same_name_weights(store, entities)
+    ids = [info.entity_id for info in entities]
+    relations = store.sql().execute(
+        "SELECT source_id, target_id, sum(weight) FROM relations "
+        "WHERE source_id = ANY(?) OR target_id = ANY(?) GROUP BY source_id, target_id",
+        [ids, ids],
+    )
+    for source, target, weight in relations.fetchall():
+        for entity_id, other in {(source, target), (target, source)}:
+            if entity_id in weights:
+                weights[entity_id][other] = weights[entity_id].get(other, 0.0) + float(weight)
+    strongest = {
+        entity_id: sorted(found.items(), key=lambda item: (-item[1], item[0]))[:NEIGHBOURS]
+        for entity_id, found in weights.items()
+    }
+    shown = list({other for top in strongest.values() for other, _ in top})
+    names = {entity_id: info.name for entity_id, info in _entities(store.sql(), shown).items()}
+    return {
+        entity_id: [names[other] for other, _ in top if other in names]
+        for entity_id, top in strongest.items()
+    }
 
 
 def _semantic(store: Store, query: str, doc_id: str | None) -> list[tuple[str, float]]:
@@ -204,9 +205,12 @@ def _first_mentions(store: Store, hits: list[EntityHit]) -> None:
 
 
 def _hit(
-    con, graph: EntityGraph, entity_id: str, score: float, how: str, description: str | None
+    con,
+    info: EntityInfo,
+    match: tuple[float, str],
+    description: str | None,
+    neighbours: dict[str, list[str]],
 ) -> EntityHit:
-    info = graph.entities[entity_id]
     sections = con.execute(
         """
         SELECT s.node_id, s.ref_id, s.title, s.page_start, s.page_end, sum(l.mention_count) AS m
@@ -218,7 +222,7 @@ def _hit(
         GROUP BY s.node_id, s.ref_id, s.title, s.page_start, s.page_end
         ORDER BY m DESC, s.page_start, s.node_id LIMIT ?
         """,
-        [entity_id, SECTIONS_PER_ENTITY],
+        [info.entity_id, SECTIONS_PER_ENTITY],
     ).fetchall()
     linked = [
         LinkedSection(
@@ -231,12 +235,9 @@ def _hit(
         )
         for node_id, ref_id, title, start, end, m in sections
     ]
-    # Ties broken by id: the same order whatever order the store returned the relations in.
-    neighbours = sorted(
-        graph.graph[entity_id].items(), key=lambda item: (-item[1]["weight"], item[0])
-    )[:5]
+    score, how = match
     return EntityHit(
-        entity_id=entity_id,
+        entity_id=info.entity_id,
         doc_id=info.doc_id,
         name=info.name,
         entity_type=info.entity_type,
@@ -246,7 +247,7 @@ def _hit(
         score=round(score, 4),
         matched=how,
         sections=linked,
-        neighbours=[graph.entities[n].name for n, _ in neighbours if n in graph.entities],
+        neighbours=neighbours[info.entity_id],
     )
 
 

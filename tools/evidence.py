@@ -34,11 +34,11 @@ from pydantic import BaseModel, Field
 from docsym.language.numbers import stated_quantities
 from docsym.language.terms import words_of
 from docsym.storage.boxes import Box, union
-from docsym.storage.ids import table_row_id
+from docsym.storage.ids import doc_id_of, table_row_id
 from docsym.storage.schema import table
 from docsym.storage.store import Store
 from docsym.tools.question import Question, Term, term_weights
-from docsym.tools.results import PAGE_LABEL_HELP, TRIM_MARK, page_labels
+from docsym.tools.results import PAGE_LABEL_HELP, TRIM_MARK, PageLabels, page_labels
 from docsym.tools.threads import in_background
 
 CONTEXT_BEFORE, CONTEXT_AFTER = 1, 2  # neighbours shown around the cited window
@@ -132,7 +132,7 @@ def find_evidence(
 ) -> list[Evidence]:
     """Evidence for each target, in order. ``budget`` bounds each excerpt (characters)."""
     con = store.sql()
-    tables = store.derived("evidence-tables", _Tables)
+    tables = _Tables(store)
     pages = _page_units(store, tables, {(t.doc_id, t.page_number) for t in targets if _on_page(t)})
     rows = _rows_of(con, tables, {t.primary_key for t in targets if t.table_name == "tables"})
     scopes = [_scope(con, t, pages, rows) for t in targets]
@@ -218,7 +218,7 @@ def _evidence(
     target: Target,
     scope: list[Unit],
     window: list[Unit],
-    labels: dict[tuple[str, int], str | None],
+    labels: PageLabels,
     budget: int,
 ) -> Evidence:
     if target.table_name in _OWN_BOX or not window:
@@ -259,7 +259,7 @@ def _box(box: Box | None) -> list[float] | None:
     return None if box is None else list(box)
 
 
-def _own_box(con, target: Target, labels: dict[tuple[str, int], str | None]) -> Evidence:
+def _own_box(con, target: Target, labels: PageLabels) -> Evidence:
     """A region row (figure, equation, table summary) or a row with nothing finer inside."""
     view = table(target.table_name)
     bbox = None
@@ -293,8 +293,8 @@ def _on_page(target: Target) -> bool:
 
 
 def table_caption(store: Store, table_id: str) -> str | None:
-    """A table's caption, from the per-index table list the scopes read too."""
-    info = store.derived("evidence-tables", _Tables).by_id.get(table_id)
+    """A table's caption, from its document's table list the scopes read too."""
+    info = _Tables(store).get(table_id)
     return info.caption if info else None
 
 
@@ -329,7 +329,7 @@ def _scope(
 
 def _rows_of(con, tables: _Tables, table_ids: set[str]) -> dict[str, list[Unit]]:
     """The rows of each wanted table, read in one query for all of them."""
-    infos = [tables.by_id[key] for key in sorted(table_ids) if key in tables.by_id]
+    infos = [info for key in sorted(table_ids) if (info := tables.get(key)) is not None]
     found: dict[str, list[Unit]] = {}
     for info, row in _table_rows(con, infos) if infos else []:
         found.setdefault(info.table_id, []).append(row)
@@ -350,25 +350,53 @@ class _Table:
     caption: str | None
 
 
+@dataclass(frozen=True)
+class _DocumentTables:
+    """One document's tables: by id, and by page."""
+
+    by_id: dict[str, _Table]
+    on_page: dict[int, list[_Table]]
+
+
+def _read_tables(store: Store, doc_id: str) -> _DocumentTables:
+    sql = (
+        "SELECT table_id, doc_id, page_number, caption FROM tables WHERE doc_id = ? "
+        "ORDER BY ordinal"
+    )
+    rows = store.sql().execute(sql, [doc_id]).fetchall()
+    by_id = {row[0]: _Table(*row) for row in rows}
+    on_page: dict[int, list[_Table]] = {}
+    for info in by_id.values():
+        if info.page_number is not None:
+            on_page.setdefault(info.page_number, []).append(info)
+    return _DocumentTables(by_id, on_page)
+
+
 class _Tables:
-    """Every table's page and caption, kept per index version: a page's table rows are read by
-    table id (a plain filter), and the many pages without a table cost no query at all."""
+    """The tables' pages and captions of the documents a call meets, each document's kept while
+    it is unchanged: a page's table rows are read by table id (a plain filter), and the many
+    pages without a table cost no query at all."""
 
     def __init__(self, store: Store) -> None:
-        sql = "SELECT table_id, doc_id, page_number, caption FROM tables ORDER BY doc_id, ordinal"
-        rows = store.sql().execute(sql).fetchall()
-        self.by_id = {row[0]: _Table(*row) for row in rows}
-        self.on_page: dict[tuple[str, int], list[_Table]] = {}
-        for info in self.by_id.values():
-            if info.page_number is not None:
-                self.on_page.setdefault((info.doc_id, info.page_number), []).append(info)
+        self._store = store
+
+    def _of(self, doc_id: str) -> _DocumentTables:
+        return self._store.per_document("evidence-tables", doc_id, _read_tables)
+
+    def on_page(self, doc_id: str, page_number: int) -> list[_Table]:
+        return self._of(doc_id).on_page.get(page_number, [])
+
+    def get(self, table_id: str) -> _Table | None:
+        doc_id = doc_id_of(table_id)
+        return None if doc_id is None else self._of(doc_id).by_id.get(table_id)
 
 
 class _PageUnits:
-    """The units printed on recently used pages, kept for one index generation."""
+    """The units printed on recently used pages, by (doc_id, page_number, indexed_at): kept
+    across publishes while their document is unchanged."""
 
     def __init__(self) -> None:
-        self.pages: OrderedDict[tuple[str, int], list[Unit]] = OrderedDict()
+        self.pages: OrderedDict[tuple[str, int, object], list[Unit]] = OrderedDict()
         self.lock = threading.Lock()
 
 
@@ -377,15 +405,17 @@ def _page_units(
 ) -> dict[tuple[str, int], list[Unit]]:
     """Sentences and table rows of each wanted (doc_id, page), from the cache or in two
     queries for all the missing pages (one where none of them holds a table)."""
-    cache = store.derived("evidence-page-units", lambda _: _PageUnits())
+    cache = store.lasting("evidence-page-units", _PageUnits)
+    versions = store.document_versions()
+    keys = {k: (*k, versions.get(k[0])) for k in wanted}
     with cache.lock:
-        found = {k: cache.pages[k] for k in wanted if k in cache.pages}
+        found = {k: cache.pages[keys[k]] for k in wanted if keys[k] in cache.pages}
         for k in found:
-            cache.pages.move_to_end(k)
+            cache.pages.move_to_end(keys[k])
     missing = sorted(wanted - set(found))
     if missing:
         loaded: dict[tuple[str, int], list[Unit]] = {k: [] for k in missing}
-        on_pages = [t for k in missing for t in tables.on_page.get(k, [])]
+        on_pages = [t for k in missing for t in tables.on_page(*k)]
         # The table rows are read in another thread on a cursor of their own: both queries
         # spend most of their time in the database engine, outside the GIL.
         rows = in_background(_table_rows, store.sql(), on_pages) if on_pages else None
@@ -399,7 +429,7 @@ def _page_units(
             loaded[(info.doc_id, item.page_number)].append(item)
         with cache.lock:
             for k, units in loaded.items():
-                cache.pages[k] = units
+                cache.pages[keys[k]] = units
             while len(cache.pages) > _PAGE_CACHE:
                 cache.pages.popitem(last=False)
         found.update(loaded)

@@ -1,16 +1,18 @@
-"""The entity graph in memory (networkx), built from the index's ``entities``, ``relations`` and
-``entity_links`` tables once and rebuilt when the index changes (``Store.derived``).
+"""One document's entity graph, built from its ``entities``, ``relations`` and ``entity_links``
+rows when a call first ranks it and kept while the document is unchanged (``Store.per_document``:
+a publish that leaves it alone keeps it; the least recently used go first).
 
 Nodes are entity ids; an edge's weight is the sum of the weights of the relations between the two
 entities (co-occurrence counts, is_a, cites, mentions, header_of). Entities of different documents
-that share a normalised name or alias are joined by a ``same_name`` edge, so a corpus-wide scope
-can walk from one paper's "BM25" to another's.
+that share a normalised name or alias are linked in SQL when a call asks
+(``tools/entity_names.py``), never held for the whole library: a server holds the graphs of the
+documents it was asked about, whatever the library's size.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,11 +20,10 @@ import numpy as np
 from docsym.language.names import normalise_name
 from docsym.storage.store import Store
 
-if TYPE_CHECKING:  # networkx and scipy load on first use: the server starts faster without them
-    import networkx as nx
+if TYPE_CHECKING:  # scipy loads on first use: the server starts faster without it
     from scipy import sparse
 
-SAME_NAME_WEIGHT = 1.0
+GRAPHS = "entity-graph"  # the per-document structure's name in the store's cache
 
 
 @dataclass(frozen=True)
@@ -35,105 +36,109 @@ class EntityInfo:
     mention_count: int
     node_count: int
 
-
-@dataclass
-class EntityGraph:
-    graph: nx.Graph
-    entities: dict[str, EntityInfo]
-    by_key: dict[str, list[str]]  # normalised name or alias -> entity ids
-    node_entities: dict[str, dict[str, int]]  # tree node -> {entity id: mentions}
-    doc_entities: dict[str, list[str]] = field(default_factory=dict)
-    _matrices: dict[str, tuple[dict[str, int], sparse.csr_array]] = field(default_factory=dict)
-    _links: dict[str, tuple[dict[str, int], sparse.csr_array]] = field(default_factory=dict)
-
-    def doc_links(self, doc_id: str) -> tuple[dict[str, int], sparse.csr_array]:
-        """(tree node -> row, node x entity matrix of 1 + log(mentions)) for one document,
-        columns in ``doc_matrix`` order: a node's graph score is a product with PageRank."""
-        if doc_id not in self._links:
-            positions, _ = self.doc_matrix(doc_id)
-            rows: dict[str, int] = {}
-            r, c, v = [], [], []
-            for node_id, linked in self.node_entities.items():
-                for entity_id, count in linked.items():
-                    column = positions.get(entity_id)
-                    if column is not None:
-                        r.append(rows.setdefault(node_id, len(rows)))
-                        c.append(column)
-                        v.append(1.0 + np.log(max(count, 1)))
-            shape = (len(rows), len(positions))
-            from scipy import sparse
-
-            self._links[doc_id] = (rows, sparse.csr_array((v, (r, c)), shape=shape))
-        return self._links[doc_id]
-
-    def doc_matrix(self, doc_id: str) -> tuple[dict[str, int], sparse.csr_array]:
-        """(entity id -> position, weighted adjacency) of one document's entity graph; built on
-        first use and kept: PageRank runs on it without rebuilding a matrix per query."""
-        if doc_id not in self._matrices:
-            ids = self.doc_entities.get(doc_id, [])
-            import networkx as nx
-            from scipy import sparse
-
-            matrix = nx.to_scipy_sparse_array(self.graph, nodelist=ids, weight="weight")
-            self._matrices[doc_id] = ({e: n for n, e in enumerate(ids)}, sparse.csr_array(matrix))
-        return self._matrices[doc_id]
+    def name_keys(self) -> set[str]:
+        """The normalised name and aliases it is found by."""
+        return {normalise_name(n) for n in (self.name, *self.aliases)}
 
 
-def entity_graph(store: Store) -> EntityGraph:
-    """The index's entity graph, cached on the store until the index changes."""
-    return store.derived("entity_graph", build_entity_graph)
+ENTITY_COLUMNS = "entity_id, doc_id, name, entity_type, aliases, mention_count, node_count"
 
 
-def build_entity_graph(store: Store) -> EntityGraph:
-    con = store.sql()
-    entities: dict[str, EntityInfo] = {}
-    by_key: dict[str, list[str]] = defaultdict(list)
-    doc_entities: dict[str, list[str]] = defaultdict(list)
-    rows = con.execute(
-        "SELECT entity_id, doc_id, name, entity_type, aliases, mention_count, node_count "
-        "FROM entities"
-    ).fetchall()
-    import networkx as nx
-
-    graph = nx.Graph()
-    for entity_id, doc_id, name, entity_type, aliases, mentions, nodes in rows:
-        info = EntityInfo(
-            entity_id, doc_id, name, entity_type, tuple(aliases or ()), mentions or 0, nodes or 0
-        )
-        entities[entity_id] = info
-        doc_entities[doc_id].append(entity_id)
-        graph.add_node(entity_id)
-        for key in {normalise_name(n) for n in (name, *info.aliases)}:
-            by_key[key].append(entity_id)
-    for source, target, weight in con.execute(
-        "SELECT source_id, target_id, sum(weight) FROM relations GROUP BY source_id, target_id"
-    ).fetchall():
-        _add_weight(graph, source, target, float(weight))
-    for ids in by_key.values():
-        docs = {entities[i].doc_id for i in ids}
-        if len(docs) > 1:
-            for a, b in zip(ids, ids[1:], strict=False):
-                if entities[a].doc_id != entities[b].doc_id:
-                    _add_weight(graph, a, b, SAME_NAME_WEIGHT)
-    node_entities: dict[str, dict[str, int]] = defaultdict(dict)
-    for entity_id, node_id, count in con.execute(
-        "SELECT entity_id, node_id, mention_count FROM entity_links"
-    ).fetchall():
-        node_entities[node_id][entity_id] = count
-    return EntityGraph(
-        graph=graph,
-        entities=entities,
-        by_key=dict(by_key),
-        node_entities=dict(node_entities),
-        doc_entities=dict(doc_entities),
+def entity_info(row: tuple) -> EntityInfo:
+    """An ``ENTITY_COLUMNS`` row as an ``EntityInfo``."""
+    entity_id, doc_id, name, entity_type, aliases, mentions, nodes = row
+    return EntityInfo(
+        entity_id, doc_id, name, entity_type, tuple(aliases or ()), mentions or 0, nodes or 0
     )
 
 
-def _add_weight(graph: nx.Graph, a: str, b: str, weight: float) -> None:
-    if graph.has_edge(a, b):
-        graph[a][b]["weight"] += weight
-    else:
-        graph.add_edge(a, b, weight=weight)
+@dataclass(frozen=True)
+class DocumentGraph:
+    """A document's entities, their graph as a weighted adjacency matrix (PageRank runs on it
+    without building one per query) and which tree nodes mention them."""
+
+    doc_id: str
+    entities: dict[str, EntityInfo]  # in the order the index stores them
+    by_key: dict[str, list[str]]  # normalised name or alias -> entity ids
+    positions: dict[str, int]  # entity id -> row and column of ``adjacency``
+    adjacency: sparse.csr_array
+    node_rows: dict[str, int]  # tree node -> row of ``links``
+    links: sparse.csr_array  # tree node x entity: 1 + log(mentions)
+
+
+def document_graph(store: Store, doc_id: str) -> DocumentGraph:
+    """The document's entity graph, kept while the document is unchanged."""
+    return store.per_document(GRAPHS, doc_id, build_document_graph)
+
+
+def build_document_graph(store: Store, doc_id: str) -> DocumentGraph:
+    con = store.sql()
+    # No ORDER BY: rows come in the order the index stores them, as every reader of the graph
+    # has had them (a segmented index's views have no rowid to order by).
+    rows = con.execute(
+        f"SELECT {ENTITY_COLUMNS} FROM entities WHERE doc_id = ?", [doc_id]
+    ).fetchall()
+    entities = {row[0]: entity_info(row) for row in rows}
+    by_key: dict[str, list[str]] = defaultdict(list)
+    for entity_id, info in entities.items():
+        for key in info.name_keys():
+            by_key[key].append(entity_id)
+    positions = {entity_id: n for n, entity_id in enumerate(entities)}
+    relations = con.execute(
+        "SELECT source_id, target_id, sum(weight) FROM relations WHERE doc_id = ? "
+        "GROUP BY source_id, target_id",
+        [doc_id],
+    ).fetchall()
+    links = con.execute(
+        "SELECT node_id, entity_id, mention_count FROM entity_links WHERE doc_id = ?", [doc_id]
+    ).fetchall()
+    node_rows, link_matrix = _links(positions, links)
+    return DocumentGraph(
+        doc_id=doc_id,
+        entities=entities,
+        by_key=dict(by_key),
+        positions=positions,
+        adjacency=_adjacency(positions, relations),
+        node_rows=node_rows,
+        links=link_matrix,
+    )
+
+
+def _adjacency(positions: dict[str, int], relations: list[tuple]) -> sparse.csr_array:
+    """The undirected graph's weights: an edge sums the relations both ways between its two
+    entities, a self-loop its own once (as networkx's adjacency of the same graph)."""
+    cells: list[tuple[int, int, float]] = []
+    for source, target, weight in relations:
+        a, b = positions.get(source), positions.get(target)
+        if a is not None and b is not None:
+            cells.append((a, b, float(weight)))
+            if a != b:
+                cells.append((b, a, float(weight)))
+    from scipy import sparse
+
+    r, c, v = zip(*cells, strict=True) if cells else ((), (), ())
+    shape = (len(positions), len(positions))
+    at = (np.array(r, dtype=np.int64), np.array(c, dtype=np.int64))
+    matrix = sparse.coo_array((np.array(v, dtype=np.float64), at), shape=shape)
+    return sparse.csr_array(matrix)  # duplicates summed
+
+
+def _links(
+    positions: dict[str, int], links: list[tuple]
+) -> tuple[dict[str, int], sparse.csr_array]:
+    """(tree node -> row, node x entity matrix of 1 + log(mentions)), columns in ``positions``
+    order: a node's graph score is a product with PageRank."""
+    rows: dict[str, int] = {}
+    r, c, v = [], [], []
+    for node_id, entity_id, count in links:
+        column = positions.get(entity_id)
+        if column is not None:
+            r.append(rows.setdefault(node_id, len(rows)))
+            c.append(column)
+            v.append(1.0 + np.log(max(count, 1)))
+    from scipy import sparse
+
+    return rows, sparse.csr_array((v, (r, c)), shape=(len(rows), len(positions)))
 
 
 def personalized_pagerank(

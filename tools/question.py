@@ -34,6 +34,7 @@ from docsym.language.terms import (
     word_forms,
     words_of,
 )
+from docsym.storage.derived import of_documents
 from docsym.storage.store import Store
 
 K = TypeVar("K", bound=Hashable)
@@ -94,7 +95,7 @@ def read_question(store: Store | None, text: str) -> Question:
         opens_with_quantity=asks_for_quantity(text),
         asks_quantity=asks_for_quantity(text, anywhere=True),
         numbers=frozenset(w for w in tokens(text) if is_number(w)),
-        names=store.derived("document-names", document_names) if store is not None else {},
+        names=document_names(store) if store is not None else {},
     )
 
 
@@ -121,9 +122,18 @@ def _terms(text: str) -> tuple[Term, ...]:
 
 
 def document_names(store: Store) -> dict[str, frozenset[str]]:
-    """doc_id -> the words that name it: its title, its authors and its file name (kept per
-    index version: one query instead of one per search)."""
-    rows = store.sql().execute("SELECT doc_id, title, authors, file_name FROM documents").fetchall()
+    """doc_id -> the words that name it: its title, its authors and its file name (one query
+    per index version, for the documents added or changed since the last)."""
+    return store.library("document-names", _read_document_names, frozenset())
+
+
+def _read_document_names(store: Store, doc_ids: list[str] | None) -> dict[str, frozenset[str]]:
+    where, params = of_documents(doc_ids)
+    rows = (
+        store.sql()
+        .execute(f"SELECT doc_id, title, authors, file_name FROM documents WHERE {where}", params)
+        .fetchall()
+    )
     names = {}
     for doc_id, title, authors, file_name in rows:
         file_stem = (file_name or "").rsplit(".", 1)[0].replace("_", " ")

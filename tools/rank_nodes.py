@@ -34,7 +34,7 @@ from docsym.storage.store import Store
 from docsym.tools import results
 from docsym.tools.errors import ToolError
 from docsym.tools.evidence import Target, find_evidence
-from docsym.tools.graph import EntityGraph, entity_graph, personalized_pagerank
+from docsym.tools.graph import DocumentGraph, document_graph, personalized_pagerank
 from docsym.tools.question import read_question
 from docsym.tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
 from docsym.tools.search import views_sql
@@ -130,15 +130,15 @@ def rank_nodes(
         raise ToolError(
             f"no nodes of types {node_types or list(DEFAULT_NODE_TYPES)} under {root_id}"
         )
-    graph = entity_graph(store)
+    graph = document_graph(store, doc_id)
     vector = None
     if "text" in chosen or "graph" in chosen:
         vector = store.encoder_for("minilm").encode_question(query)
-    seeds = _seeds(store, graph, query, doc_id, vector) if "graph" in chosen else {}
+    seeds = _seeds(store, graph, query, vector) if "graph" in chosen else {}
     scores = np.zeros((len(scope), len(chosen)), dtype=np.float64)
     for column, criterion in enumerate(chosen):
         if criterion == "graph":
-            scores[:, column] = _graph_scores(graph, scope, seeds, doc_id)
+            scores[:, column] = _graph_scores(graph, scope, seeds)
         elif criterion == "text":
             scores[:, column] = _text_scores(store, scope, doc_id, vector)
         else:
@@ -196,12 +196,12 @@ def _scope_nodes(con, root_id: str, node_types: list[str]) -> list[tuple]:
 
 # -- graph reasoning ----------------------------------------------------------------------------
 def _seeds(
-    store: Store, graph: EntityGraph, query: str, doc_id: str, vector: np.ndarray | None
+    store: Store, graph: DocumentGraph, query: str, vector: np.ndarray | None
 ) -> dict[str, float]:
     """Entities of the document named by the question, weighted by specificity or similarity."""
     words = [match.group() for match in surface_words(query)]
-    in_doc = set(graph.doc_entities.get(doc_id, ()))
-    nodes_in_doc = max(1, sum(graph.entities[e].node_count for e in in_doc))
+    in_doc = graph.entities
+    nodes_in_doc = max(1, sum(info.node_count for info in in_doc.values()))
     seeds: dict[str, float] = {}
     for n in range(1, MAX_NGRAM + 1):
         for start in range(len(words) - n + 1):
@@ -213,7 +213,7 @@ def _seeds(
                         seeds.get(entity_id, 0), math.log(1 + nodes_in_doc / count)
                     )
     if vector is not None and "minilm" in store.collections():
-        entries = _doc_entries(store, doc_id)
+        entries = _doc_entries(store, graph.doc_id)
         similarities = store.similarities("minilm", vector, entries.entity_ids)
         top = max(seeds.values(), default=1.0)
         for n in np.argsort(-similarities)[:SEMANTIC_SEEDS]:
@@ -223,12 +223,10 @@ def _seeds(
     return seeds
 
 
-def _graph_scores(
-    graph: EntityGraph, scope: list[tuple], seeds: dict[str, float], doc_id: str
-) -> np.ndarray:
+def _graph_scores(graph: DocumentGraph, scope: list[tuple], seeds: dict[str, float]) -> np.ndarray:
     scores = np.zeros(len(scope))
-    positions, adjacency = graph.doc_matrix(doc_id)
-    node_rows, links = graph.doc_links(doc_id)
+    positions, adjacency = graph.positions, graph.adjacency
+    node_rows, links = graph.node_rows, graph.links
     in_scope = [(n, node_rows[row[0]]) for n, row in enumerate(scope) if row[0] in node_rows]
     if not in_scope:
         return scores
@@ -249,8 +247,8 @@ def _graph_scores(
 # -- text reasoning -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _DocEntries:
-    """A document's search entries that stand for tree nodes, and for entities (cached per
-    index generation, so a query needs no lookup of entry ids)."""
+    """A document's search entries that stand for tree nodes, and for entities (kept while the
+    document is unchanged, so a query needs no lookup of entry ids)."""
 
     node_ids: np.ndarray  # entry ids of the NODE_VIEWS entries
     node_rows: list[tuple[str, str]]  # (table_name, primary_key) of each
@@ -259,20 +257,21 @@ class _DocEntries:
 
 
 def _doc_entries(store: Store, doc_id: str) -> _DocEntries:
-    def build(store: Store) -> _DocEntries:
-        where, params = _view_where(doc_id)
-        nodes = sorted(store.entry_keys(where, params).items())
-        entities = sorted(
-            store.entry_keys("e.doc_id = ? AND e.table_name = 'entities'", [doc_id]).items()
-        )
-        return _DocEntries(
-            node_ids=np.array([i for i, _ in nodes], dtype=np.int64),
-            node_rows=[(t, k) for _, (t, _, k) in nodes],
-            entity_ids=np.array([i for i, _ in entities], dtype=np.int64),
-            entity_keys=[k for _, (_, _, k) in entities],
-        )
+    return store.per_document("rank-nodes-entries", doc_id, _read_doc_entries)
 
-    return store.derived(f"rank_nodes:{doc_id}", build)
+
+def _read_doc_entries(store: Store, doc_id: str) -> _DocEntries:
+    where, params = _view_where(doc_id)
+    nodes = sorted(store.entry_keys(where, params).items())
+    entities = sorted(
+        store.entry_keys("e.doc_id = ? AND e.table_name = 'entities'", [doc_id]).items()
+    )
+    return _DocEntries(
+        node_ids=np.array([i for i, _ in nodes], dtype=np.int64),
+        node_rows=[(t, k) for _, (t, _, k) in nodes],
+        entity_ids=np.array([i for i, _ in entities], dtype=np.int64),
+        entity_keys=[k for _, (_, _, k) in entities],
+    )
 
 
 def _view_where(doc_id: str) -> tuple[str, list]:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from docsym.runtime.formats import format_named
+from docsym.storage.derived import of_documents
 from docsym.storage.store import Store
 
 # Clients reject responses over ~25k tokens; NeuSym-RAG caps an observation at ~5k tokens.
@@ -59,26 +62,38 @@ PAGE_LABEL_HELP = (
 )
 
 
-def page_labels(store: Store) -> dict[tuple[str, int], str]:
-    """(doc_id, page_number) -> how the page is cited besides its number: 'printed 24' where a
-    PDF page's printed label differs from its number ('iv', '24' on PDF page 26), 'sheet
-    Revenue' for every sheet of a spreadsheet; read once per index version."""
-    return store.derived("page-labels", _read_page_labels)
+@dataclass(frozen=True)
+class PageLabels:
+    """(doc_id, page_number) -> how the page is cited besides its number, held per document."""
+
+    by_document: Mapping[str, Mapping[int, str]]
+
+    def get(self, page: tuple[str, int], default: str | None = None) -> str | None:
+        doc_id, page_number = page
+        return self.by_document.get(doc_id, {}).get(page_number, default)
 
 
-def _read_page_labels(store: Store) -> dict[tuple[str, int], str]:
+def page_labels(store: Store) -> PageLabels:
+    """How each page is cited besides its number: 'printed 24' where a PDF page's printed label
+    differs from its number ('iv', '24' on PDF page 26), 'sheet Revenue' for every sheet of a
+    spreadsheet; read per index version for the documents added or changed since the last."""
+    return PageLabels(store.library("page-labels", _read_page_labels, {}))
+
+
+def _read_page_labels(store: Store, doc_ids: list[str] | None) -> dict[str, dict[int, str]]:
+    where, params = of_documents(doc_ids, "p.doc_id")
     sql = (
         "SELECT p.doc_id, p.page_number, p.label, d.format FROM pages p "
-        "JOIN documents d ON d.doc_id = p.doc_id WHERE p.label IS NOT NULL"
+        f"JOIN documents d ON d.doc_id = p.doc_id WHERE p.label IS NOT NULL AND {where}"
     )
-    rows = store.sql().execute(sql).fetchall()
-    labels: dict[tuple[str, int], str] = {}
+    rows = store.sql().execute(sql, params).fetchall()
+    labels: dict[str, dict[int, str]] = {}
     for doc, page, label, format_name in rows:
         fmt = format_named(format_name)
         if fmt is not None and fmt.pages == "sheet":  # known by its name, whatever its position
-            labels[(doc, page)] = f"sheet {label}"
+            labels.setdefault(doc, {})[page] = f"sheet {label}"
         elif label and label != str(page):
-            labels[(doc, page)] = f"printed {label}"
+            labels.setdefault(doc, {})[page] = f"printed {label}"
     return labels
 
 

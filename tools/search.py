@@ -7,7 +7,7 @@ the sentence or table row that answers, and an excerpt around it, so a client ca
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated
 
 import numpy as np
@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from docsym.runtime.formats import has_page_images
 from docsym.storage import ids
+from docsym.storage.derived import of_documents
 from docsym.storage.schema import POOLED, dense_columns, encodable_columns, table
 from docsym.storage.store import EntryRow, Store
 from docsym.tools.errors import ToolError
@@ -263,7 +264,7 @@ def _text_budget(limit: int) -> int:
 
 
 def _result(
-    store: Store, query: str, mode: str, hits: list[SearchHit], imaged: set[str]
+    store: Store, query: str, mode: str, hits: list[SearchHit], imaged: Mapping[str, bool]
 ) -> SearchResult:
     """The hits, the next step after the best one and what the index still lacks;
     ``imaged``: the documents whose pages view_page can show."""
@@ -296,14 +297,14 @@ def _nothing_found(store: Store, mode: str) -> str:
     )
 
 
-def _where_to_read(hit: SearchHit, imaged: set[str]) -> str:
+def _where_to_read(hit: SearchHit, imaged: Mapping[str, bool]) -> str:
     """The tool that shows a hit in place: a table's own tools; its page where view_page can
     show it (a PDF's), else the passage around it or the document's outline (DOCX, HTML,
     Markdown, XLSX and PPTX have no page images: a sheet or slide is a page, but not a
     picture of one)."""
     if hit.read_with:  # a table: its own tools read it
         return hit.read_with
-    if hit.page_number is not None and hit.doc_id in imaged:
+    if hit.page_number is not None and imaged.get(hit.doc_id, False):
         box = f", bounding_box={hit.bbox}" if hit.bbox else ""
         return f"view_page(doc_id='{hit.doc_id}', page_number={hit.page_number}{box}) to see it"
     table = _table_of(hit.primary_key)
@@ -324,14 +325,15 @@ def _table_of(primary_key: str) -> str | None:
     return found.parent if found.kind.parent == "table" else None
 
 
-def _page_images(store: Store) -> set[str]:
-    """The documents whose pages view_page renders (PDFs)."""
-    return store.derived("page-image-documents", _read_page_image_documents)
+def _page_images(store: Store) -> dict[str, bool]:
+    """doc_id -> whether view_page renders its pages (PDFs)."""
+    return store.library("page-image-documents", _read_page_image_documents, False)
 
 
-def _read_page_image_documents(store: Store) -> set[str]:
-    rows = store.sql().execute("SELECT doc_id, format FROM documents").fetchall()
-    return {doc_id for doc_id, format_name in rows if has_page_images(format_name)}
+def _read_page_image_documents(store: Store, doc_ids: list[str] | None) -> dict[str, bool]:
+    where, params = of_documents(doc_ids)
+    rows = store.sql().execute(f"SELECT doc_id, format FROM documents WHERE {where}", params)
+    return {doc_id: has_page_images(format_name) for doc_id, format_name in rows.fetchall()}
 
 
 def _check_query(query: str, limit: int) -> None:
