@@ -17,8 +17,8 @@ import pytest
 
 from docsym.indexer.pipeline import index_paths
 from docsym.storage import migrations, schema
+from docsym.storage.directory.writer import IndexWriter
 from docsym.storage.migrations import DuckDBMigrator, Migration, Migrator, migration
-from docsym.storage.writer import IndexWriter
 from tests import pdf_factory
 from tests.conftest import new_database
 
