@@ -137,8 +137,10 @@ def run_way(library: Path, work: Path, segment_mb: str) -> dict:
     here = str(Path(__file__).resolve().parent)
     done = subprocess.run(
         [sys.executable, "-c", RUN, str(index), donor, here],
-        env=env, capture_output=True, text=True, check=True,
+        env=env, capture_output=True, text=True,
     )
+    if done.returncode:
+        raise SystemExit(f"the writer failed:\n{done.stderr[-3000:]}")
     timings = json.loads(done.stdout.strip().splitlines()[-1])
     timings["reads_ms"] = read_latencies(index)
     timings["files"] = sorted(p.name for p in index.rglob("*.duckdb"))
