@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pymupdf
 
-from docsym.storage.directory_store import DirectoryStore  # imported before any run is timed
+from docsym.storage.directory.store import DirectoryStore  # imported before any run is timed
 from docsym.storage.paths import IndexPaths
 
 REPO = Path(__file__).resolve().parent.parent

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from docsym.storage.directory_store import DirectoryStore  # imported before any run is timed
+from docsym.storage.directory.store import DirectoryStore  # imported before any run is timed
 from docsym.storage.paths import IndexPaths
 
 REPO = Path(__file__).resolve().parent.parent

@@ -32,7 +32,7 @@ from pathlib import Path
 import duckdb
 
 from docsym.storage import schema
-from docsym.storage.directory_store import DirectoryStore
+from docsym.storage.directory.store import DirectoryStore
 
 WAYS = {"one file": "1000000", "segments": ""}  # DOCSYM_SEGMENT_MB ("" = the default)
 
@@ -41,7 +41,7 @@ import json, sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[3])
 from publish_scale import copy_rows
-from docsym.storage.writer import IndexWriter
+from docsym.storage.directory.writer import IndexWriter
 
 index, donor = Path(sys.argv[1]), sys.argv[2]
 timings = {}
@@ -137,8 +137,10 @@ def run_way(library: Path, work: Path, segment_mb: str) -> dict:
     here = str(Path(__file__).resolve().parent)
     done = subprocess.run(
         [sys.executable, "-c", RUN, str(index), donor, here],
-        env=env, capture_output=True, text=True, check=True,
+        env=env, capture_output=True, text=True,
     )
+    if done.returncode:
+        raise SystemExit(f"the writer failed:\n{done.stderr[-3000:]}")
     timings = json.loads(done.stdout.strip().splitlines()[-1])
     timings["reads_ms"] = read_latencies(index)
     timings["files"] = sorted(p.name for p in index.rglob("*.duckdb"))

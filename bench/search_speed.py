@@ -31,7 +31,7 @@ import sqlite_vec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from docsym.storage.vector_index import DIM, VectorIndex, load_from_sqlite  # noqa: E402
+from docsym.storage.directory.vector_index import DIM, VectorIndex, load_from_sqlite  # noqa: E402
 
 K = 10
 REPO = Path(__file__).resolve().parent.parent

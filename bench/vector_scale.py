@@ -35,10 +35,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from docsym.storage.directory_store import DirectoryStore  # noqa: E402
-from docsym.storage.sign_file import signs_path  # noqa: E402
-from docsym.storage.vectors import Entry, VectorStore  # noqa: E402
-from docsym.storage.writer import IndexWriter  # noqa: E402
+from docsym.storage.directory.sign_file import signs_path  # noqa: E402
+from docsym.storage.directory.store import DirectoryStore  # noqa: E402
+from docsym.storage.directory.vectors import VectorStore  # noqa: E402
+from docsym.storage.directory.writer import IndexWriter  # noqa: E402
+from docsym.storage.entries import Entry  # noqa: E402
 from docsym.tools.search import DEFAULT_VIEWS, _where  # noqa: E402
 
 DIM = 384
@@ -102,8 +103,8 @@ def build(root: Path, vectors: int) -> None:
 
 
 def truth(root: Path) -> None:
-    from docsym.storage.sign_file import _vec0_batches
-    from docsym.storage.vectors import connect
+    from docsym.storage.directory.sign_file import _vec0_batches
+    from docsym.storage.directory.vectors import connect
 
     con = connect(root / "vectors.sqlite", readonly=True)
     q = queries()

@@ -275,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_index(args: argparse.Namespace) -> int:
     from docsym.index_progress import LineProgress, RichProgress
     from docsym.indexer.pipeline import index_paths
-    from docsym.storage.writer import IndexLockedError
+    from docsym.storage.directory.writer import IndexLockedError
 
     target = _target(args)
     if args.watch:
@@ -314,7 +314,7 @@ def _watch(args: argparse.Namespace, target: Path | str) -> int:
     from docsym.index_progress import LineProgress
     from docsym.indexer.session import IndexSession
     from docsym.indexer.watch import Watcher
-    from docsym.storage.writer import IndexLockedError
+    from docsym.storage.directory.writer import IndexLockedError
 
     files = [path for path in args.paths if not path.is_dir()]
     if files:

@@ -25,11 +25,11 @@ import numpy as np
 from docsym.indexer.embedding import embed_entries
 from docsym.indexer.errors import WorkerSetupError
 from docsym.indexer.progress import Beat, ReportingEncoder
-from docsym.indexer.sinks import Sink, SinkBroken
 from docsym.models.encoder import get_encoder
 from docsym.runtime.extras import MissingExtra
+from docsym.storage.entries import Entry
 from docsym.storage.schema import PoolMembers, dense_columns
-from docsym.storage.vectors import Entry
+from docsym.storage.sink import Sink, SinkBroken
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ import numpy as np
 
 from docsym.indexer.chunking import TextUnit, chunk_units, count_tokens
 from docsym.models.encoder import MAX_TOKENS, Encoder
+from docsym.storage.entries import Entry
 from docsym.storage.rows import DocumentRows, Table
 from docsym.storage.schema import POOLED, PoolMembers, encodable_columns, table
-from docsym.storage.vectors import Entry
 
 MAX_PIECES_UNPOOLED = 3  # pieces encoded for a page/section with no chunks (BM25 has the rest)
 

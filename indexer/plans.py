@@ -12,8 +12,8 @@ from docsym.indexer.limits import FileLimits
 from docsym.runtime.settings import OcrMode
 
 if TYPE_CHECKING:
+    from docsym.storage.entries import Entry
     from docsym.storage.rows import DocumentRows
-    from docsym.storage.vectors import Entry
 
 
 @dataclass(frozen=True)

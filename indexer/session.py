@@ -31,16 +31,17 @@ from docsym.indexer.ocr import PROCESS_MB as OCR_PROCESS_MB
 from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
 from docsym.indexer.progress import PageMeter
 from docsym.indexer.report import IndexReport, Progress
-from docsym.indexer.sinks import Sink, SinkBroken, ocr_cache_path, open_sink
 from docsym.indexer.workers import Step, WorkerPool, budget_from_settings
 from docsym.runtime.extras import require
 from docsym.runtime.formats import FORMATS, reads
 from docsym.runtime.process_limits import give_back_free_memory
 from docsym.runtime.settings import OcrMode, get_settings
 from docsym.storage import failed_files
+from docsym.storage.backends import open_sink
 from docsym.storage.failed_files import Outcome
 from docsym.storage.file_names import readable
 from docsym.storage.paths import IndexPaths, is_store_url
+from docsym.storage.sink import Sink, SinkBroken, ocr_cache_path
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,9 @@
-"""Which backend serves an index: the factory every reader opens a store through.
+"""Which backend holds an index: the factories every reader opens a store through and every
+index run opens a sink through.
 
-It lives apart from ``storage/store.py`` (the interface) because it names the backends, and the
-backends import the interface: in one module the two would import each other.
+They live apart from ``storage/store.py`` and ``storage/sink.py`` (the interfaces) because they
+name the backends, and the backends import the interfaces: in one module they would import each
+other.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from docsym.storage.paths import is_store_url
+from docsym.storage.sink import Sink
 from docsym.storage.store import Store
 
 
@@ -18,6 +21,18 @@ def open_store(target: Path | str, model_name: str | None = None) -> Store:
         from docsym.storage.postgres.store import PostgresStore
 
         return PostgresStore(str(target), model_name)
-    from docsym.storage.directory_store import DirectoryStore
+    from docsym.storage.directory.store import DirectoryStore
 
     return DirectoryStore(Path(target), model_name)
+
+
+def open_sink(target: Path | str, model_name: str) -> Sink:
+    """The sink for an index directory or a ``postgresql://`` store URL; vectors of
+    ``model_name`` go to its collection."""
+    if is_store_url(target):
+        from docsym.storage.postgres.sink import PostgresSink
+
+        return PostgresSink(str(target), model_name)
+    from docsym.storage.directory.sink import DirectorySink
+
+    return DirectorySink(Path(target), model_name)

@@ -17,7 +17,7 @@ import math
 
 import apsw
 
-from docsym.storage.vectors import BM25
+from docsym.storage.entries import BM25
 
 # FTS5's bm25() parameters (the PostgreSQL store's keyword search computes the same BM25); the
 # part of one word in one row is below (K1 + 1) * idf.

@@ -5,8 +5,8 @@ killed index run left past it are counted apart, as ``unpublished``, and are not
 tool shows them, and the next run removes them. Documents whose vectors are still to be written
 (``indexer/dense_stage.py``) are counted apart too, as ``awaiting_vectors``: their entries lack
 from the dense collections by design until a run finishes them. A dense collection's sign file
-(``storage/sign_file.py``) must hold every vector of the collection: ``signs`` counts those it
-lacks, which dense search would never find.
+(``storage/directory/sign_file.py``) must hold every vector of the collection: ``signs`` counts
+those it lacks, which dense search would never find.
 """
 
 from __future__ import annotations

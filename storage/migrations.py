@@ -2,8 +2,9 @@
 
 A new index is created at the newest version straight from ``storage/schema.py``. An existing one
 gets every migration after the version it records, in order: inside the writer's transaction-safe
-copy for DuckDB (``storage/writer.py``), inside one transaction for the shared PostgreSQL store
-(``storage/postgres/schema_setup.py``), so a killed upgrade leaves the index as it was.
+copy for DuckDB (``storage/directory/writer.py``), inside one transaction for the shared
+PostgreSQL store (``storage/postgres/schema_setup.py``), so a killed upgrade leaves the index as
+it was.
 
 Each migration is a function ``mNNN_what(m)`` that states its change literally through a
 ``Migrator``: the tables it creates with every column and type, the columns it adds, renames or
@@ -110,8 +111,8 @@ class DuckDBMigrator(Migrator):
 
     def rekey_entries(self, table: str, expression: str) -> None:
         """Nothing here: an index directory keeps its entries in ``vectors.sqlite``, which its
-        writer rekeys at the start of the run (``indexer/sinks.py``'s ``DirectorySink.stale``)
-        and publishes with the migrated rows."""
+        writer rekeys at the start of the run (``DirectorySink.stale``, in
+        ``storage/directory/sink.py``) and publishes with the migrated rows."""
 
     # DuckDB alters no column of a table that has an index ("entries depend on it"): the
     # table's indexes are lifted and put back, following the column as PostgreSQL's do.

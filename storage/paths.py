@@ -38,7 +38,7 @@ class IndexPaths:
     @property
     def manifest(self) -> Path:
         """The published segments, when the rows are in more than ``duckdb``
-        (``storage/segments.py``)."""
+        (``storage/directory/segments.py``)."""
         return self.root / "segments.json"
 
     @property

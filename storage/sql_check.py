@@ -1,8 +1,8 @@
 """Which client SQL may run: one read-only SELECT that reads the index and nothing about the host.
 
-The connection already refuses writes, files, extensions and settings (``storage/reader.py``);
-this check runs first so the client is told *why* in words it can act on, and it closes what the
-connection leaves open:
+The connection already refuses writes, files, extensions and settings
+(``storage/directory/reader.py``); this check runs first so the client is told *why* in words it
+can act on, and it closes what the connection leaves open:
 - functions that show the host's paths and settings (``duckdb_settings()``, ``current_setting()``,
   ``duckdb_databases()``);
 - functions that run SQL given as text (``query()``, ``json_execute_serialized_sql()``): the text

@@ -10,7 +10,8 @@ cannot queue up behind each other and starve the rest.
 
 This sandbox (with ``sql_check.py`` and ``sql_worker.py``) stays in ``storage/``: it is the read
 side of the store, how an index directory answers ``Store.client_sql``, and it opens the
-index with ``storage/reader.py``; the PostgreSQL store reuses its refusals and row bounds. The
+index with ``storage/directory/reader.py``; the PostgreSQL store reuses its refusals and row
+bounds. The
 pool and the process budget are not storage and live in ``runtime/``, which page rendering and
 the indexer's workers share.
 """

@@ -23,8 +23,8 @@ import duckdb
 from docsym.runtime.bounds import jsonable, scrub
 from docsym.runtime.process_limits import cap_address_space
 from docsym.runtime.process_pool import Note, serve
+from docsym.storage.directory.reader import IndexReader
 from docsym.storage.paths import IndexNotFoundError
-from docsym.storage.reader import IndexReader
 from docsym.storage.sql_check import SqlRefused, check_statement
 
 # What one reply may carry before rows are cut; the tool renders at most ~20k characters.

@@ -3,7 +3,7 @@
 Tools never open files or connections themselves; they ask a ``Store`` for a cursor over the
 views, for BM25 or dense candidates, and for entry metadata. Two backends implement it:
 
-- ``DirectoryStore`` (``storage/directory_store.py``): an index directory, DuckDB and
+- ``DirectoryStore`` (``storage/directory/store.py``): an index directory, DuckDB and
   ``vectors.sqlite``; the default, for one person's folder.
 - ``PostgresStore`` (``storage/postgres/store.py``): a shared PostgreSQL database with pgvector,
   for teams; any number of servers answer from it.
@@ -27,10 +27,10 @@ import numpy as np
 from docsym.models.encoder import Encoder, query_encoder
 from docsym.storage import failed_files
 from docsym.storage.derived import DocumentCache, Library, read_document_versions
+from docsym.storage.entries import Entry
 from docsym.storage.failed_files import FailedFile
 from docsym.storage.run_state import Indexing
 from docsym.storage.sql_pool import SqlRows
-from docsym.storage.vectors import Entry
 
 T = TypeVar("T")
 P = TypeVar("P")
@@ -137,8 +137,9 @@ class Store(ABC):
         return self.derived("failed-files", lambda store: failed_files.read(store.sql()))
 
     def sign_gaps(self) -> dict[str, int]:
-        """Dense collection -> vectors lacking from its sign file (``storage/sign_file.py``),
-        for collections that have one; backends without sign files have none."""
+        """Dense collection -> vectors lacking from its sign file
+        (``storage/directory/sign_file.py``), for collections that have one; backends without
+        sign files have none."""
         return {}
 
     def hidden_entries(self) -> int:

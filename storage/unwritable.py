@@ -6,7 +6,7 @@ anything is opened (``check_writable``). Running out of room is recognised from 
 writer met it (``out_of_space``): an ``OSError`` (copying the DuckDB file), DuckDB's error text
 (its own writes), or SQLite's (``vectors.sqlite``: SQLITE_FULL for a full disk, a write error
 whose system errno is EFBIG for the file size limit). The run then stops publishing, removes its
-private copies (``storage/writer.py``'s ``IndexWriter.abandon``), and readers keep the
+private copies (``storage/directory/writer.py``'s ``IndexWriter.abandon``), and readers keep the
 generation published last, byte for byte.
 """
 
@@ -69,7 +69,7 @@ class OutOfSpace(IndexUnwritable):
 def check_writable(root: Path) -> None:
     """Refuse, before anything is opened, an index directory this process cannot write: a
     read-only mount (a shared drive, a snapshot) or one without write permission. A read-only
-    index still serves every tool (``storage/vectors.py``'s ``connect``)."""
+    index still serves every tool (``storage/directory/vectors.py``'s ``connect``)."""
     paths = IndexPaths(root)
     try:
         root.mkdir(parents=True, exist_ok=True)

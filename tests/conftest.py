@@ -63,7 +63,7 @@ def corpus_index(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
 def corpus_db(corpus_index):
     """A read-only connection configured like the server's (DuckDB refuses two configurations
     of the same file in one process)."""
-    from docsym.storage.reader import IndexReader
+    from docsym.storage.directory.reader import IndexReader
 
     reader = IndexReader(corpus_index[0])
     yield reader.connection()

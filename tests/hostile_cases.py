@@ -19,9 +19,9 @@ from pathlib import Path
 import apsw
 import duckdb
 
-from docsym.storage import generations
 from docsym.storage.backends import open_store
 from docsym.storage.consistency import check
+from docsym.storage.directory import generations
 from docsym.tools.search import hybrid_search
 from docsym.tools.sql import run_sql
 

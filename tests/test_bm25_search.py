@@ -9,8 +9,9 @@ import pytest
 
 from docsym.language.terms import search_words
 from docsym.storage.bm25_search import Bm25Search
+from docsym.storage.directory.vectors import VectorStore, connect
+from docsym.storage.entries import BM25, Entry
 from docsym.storage.store import Store
-from docsym.storage.vectors import BM25, Entry, VectorStore, connect
 from docsym.tools.evaluate import load_qa
 from docsym.tools.search import DEFAULT_VIEWS, _where
 from tests.conftest import doc_id_of

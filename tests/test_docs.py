@@ -6,7 +6,7 @@ columns, other projects' names):
 
 - a path: a word of a code span that holds a '/', ends in a file name with a suffix or in '/'
   (`tools/list`, an MCP method, is no path), and either starts with a top-level folder of the
-  repository (`storage/writer.py`, `indexer/ocr/`, `bench/index_speed.py --corpus`) or ends in
+  repository (`storage/sink.py`, `indexer/ocr/`, `bench/index_speed.py --corpus`) or ends in
   `.py`; a bare file name (`pipeline.py`) must be some file of the repository;
 - a name in a file: `path/to/file.py`'s `name`, where the name is a top-level def, class or
   assignment of that file (or listed in its `__all__`), or `Class.member`, a method, a class
@@ -359,7 +359,7 @@ def test_the_checker_tells_a_good_reference_from_a_bad_one() -> None:
         "[the architecture](docs/ARCHITECTUR.md)": "ARCHITECTUR.md",
     }
     for text, wrong in bad.items():
-        problems = check_text(f"Good: `storage/writer.py`. Bad: {text}.")
+        problems = check_text(f"Good: `storage/directory/writer.py`. Bad: {text}.")
         assert len(problems) == 1 and wrong in str(problems[0]), (text, problems)
 
 

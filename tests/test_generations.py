@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from docsym.storage.backends import open_store
-from docsym.storage.writer import IndexWriter
+from docsym.storage.directory.writer import IndexWriter
 from docsym.tools.registry import tool
 
 CALLS = 1_000

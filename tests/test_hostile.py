@@ -21,8 +21,9 @@ from mcp import Client
 from docsym.models.encoder import get_encoder
 from docsym.storage.backends import open_store
 from docsym.storage.consistency import check
+from docsym.storage.directory.vectors import VectorStore
+from docsym.storage.entries import Entry
 from docsym.storage.sql_pool import SqlFailed, SqlPool, SqlStopped, sql_limits
-from docsym.storage.vectors import Entry, VectorStore
 from docsym.tools.search import hybrid_search
 from tests.hostile_cases import HUGE_STRING_SQL, SLOW_SQL, agreement, hostile_calls, kill_in_window
 from tests.test_mcp_security import _server, _still_answers

@@ -21,13 +21,13 @@ import pytest
 
 from docsym.indexer.discover import doc_id_for, sha256_of
 from docsym.indexer.pipeline import IndexReport, index_paths
-from docsym.indexer.sinks import SinkBroken
 from docsym.storage.backends import open_store
 from docsym.storage.consistency import check
+from docsym.storage.directory.vectors import VectorStore
+from docsym.storage.directory.writer import IndexWriter
 from docsym.storage.file_names import original_path, readable
 from docsym.storage.schema import DocumentRow
-from docsym.storage.vectors import VectorStore
-from docsym.storage.writer import IndexWriter
+from docsym.storage.sink import SinkBroken
 from docsym.tools.search import hybrid_search
 from tests.bad_files import (
     BAD_UTF8_NAME,

@@ -17,8 +17,8 @@ import pytest
 
 from docsym.indexer.pipeline import index_paths
 from docsym.storage import migrations, schema
+from docsym.storage.directory.writer import IndexWriter
 from docsym.storage.migrations import DuckDBMigrator, Migration, Migrator, migration
-from docsym.storage.writer import IndexWriter
 from tests import pdf_factory
 from tests.conftest import new_database
 
@@ -527,7 +527,8 @@ def _make_ids_old(con) -> None:
 def test_old_entity_and_relation_ids_are_rewritten_with_their_vector_keys(tmp_path: Path):
     """Version 7 gave entities and relations prefixes of their own: an index of version 6 gets
     today's ids in every column and in vectors.sqlite, without a re-index."""
-    from docsym.storage import ids, vectors
+    from docsym.storage import ids
+    from docsym.storage.directory import vectors
 
     folder = tmp_path / "docs"
     folder.mkdir()

@@ -1,5 +1,5 @@
-"""An index published in segments (``storage/segments.py``) reads exactly as the same library
-indexed into one file, through additions, changes, moves and removals, and goes back to one
+"""An index published in segments (``storage/directory/segments.py``) reads exactly as the same
+library indexed into one file, through additions, changes, moves and removals, and goes back to one
 file when a run ends small. The segment size is set tiny so a few small documents make many
 segments, merges and tombstones."""
 

@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from docsym.storage import sign_file
-from docsym.storage.directory_store import DirectoryStore
-from docsym.storage.vectors import Entry, VectorStore, connect
-from docsym.storage.writer import IndexWriter
+from docsym.storage.directory import sign_file
+from docsym.storage.directory.store import DirectoryStore
+from docsym.storage.directory.vectors import VectorStore, connect
+from docsym.storage.directory.writer import IndexWriter
+from docsym.storage.entries import Entry
 from tests.test_vector_index import clustered
 
 DOCS = 30

@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from docsym.storage.reader import IndexReader
+from docsym.storage.directory.reader import IndexReader
 from docsym.storage.sql_check import TABLE_FUNCTIONS, SqlRefused, check_statement
 
 # A parameter that takes SQL or names a file, by the words of its name.

@@ -17,8 +17,8 @@ from docsym.indexer.pipeline import index_paths
 from docsym.storage import run_state
 from docsym.storage.backends import open_store
 from docsym.storage.consistency import check
+from docsym.storage.directory.writer import IndexWriter
 from docsym.storage.postgres.writer import PostgresWriter
-from docsym.storage.writer import IndexWriter
 from docsym.tools.documents import COMPLETE, KEYWORD_ONLY, index_status, list_documents
 from docsym.tools.errors import ToolError
 from docsym.tools.search import hybrid_search, vector_search

@@ -8,7 +8,12 @@ import pytest
 import sqlite_vec
 
 from bench.search_speed import index_bytes
-from docsym.storage.vector_index import DIM, EXACT_SCAN_MAX_ROWS, VectorIndex, load_from_sqlite
+from docsym.storage.directory.vector_index import (
+    DIM,
+    EXACT_SCAN_MAX_ROWS,
+    VectorIndex,
+    load_from_sqlite,
+)
 
 ROWS = 20_000
 

@@ -32,6 +32,7 @@ from docsym.runtime.bounds import scrub
 from docsym.runtime.settings import get_settings
 from docsym.storage import run_state, schema
 from docsym.storage.bm25_search import K1, B  # BM25 as FTS5 computes it
+from docsym.storage.entries import vec_table
 from docsym.storage.paths import IndexNotFoundError
 from docsym.storage.postgres import ddl
 from docsym.storage.postgres.connect import reader_url, redacted
@@ -40,7 +41,6 @@ from docsym.storage.sql_check import MAX_SQL_CHARS
 from docsym.storage.sql_pool import SqlFailed, SqlRows, SqlStopped
 from docsym.storage.sql_worker import MAX_COLUMNS, bounded_rows
 from docsym.storage.store import EntryRow, Store
-from docsym.storage.vectors import vec_table
 
 # Keyword search reads the postings of the rarest query terms, up to this many (summed
 # document frequency; the rarest term is read whatever its count).

@@ -19,13 +19,13 @@ import numpy as np
 import psycopg
 
 from docsym.storage import failed_files, migrations, run_state, schema
+from docsym.storage.entries import Entry, vec_table
 from docsym.storage.file_names import original_path, readable, stored_path
 from docsym.storage.postgres import ddl
 from docsym.storage.postgres.connect import connect
 from docsym.storage.postgres.schema_setup import ensure_schema, read_meta, reindex_done
 from docsym.storage.postgres.store import to_pyformat
 from docsym.storage.rows import DocumentRows, Row, Table
-from docsym.storage.vectors import Entry, vec_table
 
 # An entry's length for BM25: its words, as positions in its text-search vector.
 _LENGTH = "(SELECT coalesce(sum(array_length(positions, 1)), 0) FROM unnest(tsv))"

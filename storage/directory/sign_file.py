@@ -2,7 +2,7 @@
 
 Dense search scans sign bits first (Hamming distance to the query's bits) and re-scores the
 nearest few hundred from the float vectors of the sqlite-vec table, the store of record. Kept
-in RAM, as ``storage/vector_index.py`` does, the float vectors cost every server 1.5 KB a vector
+in RAM, as ``vector_index.py`` does, the float vectors cost every server 1.5 KB a vector
 and a reload of the whole collection after each publish. Here the bits (48 bytes a vector, with
 its rowid: 56) live in ``vectors.<collection>.signs``, which the indexer appends to as it writes
 vectors and every server maps: the pages are the kernel's, shared by all servers, and a publish

@@ -4,13 +4,13 @@ DuckDB allows no other process to open a file, not even read-only, while a write
 the indexer never writes a published file in place: it works on a private *head*, commits one
 document per transaction there, and *publishes* atomically. While the index is one small file,
 a checkpointed copy of the head is renamed over ``index.duckdb``; a larger index is published
-as segments (``storage/segments.py``): older rows in immutable files, the head copied alone, and
+as segments (``segments.py``): older rows in immutable files, the head copied alone, and
 a manifest replaced atomically, so a publish costs what changed rather than the library. Readers
 (the MCP server) open what is published read-only and reopen it when it changes, so they keep
 answering during an index run and see new documents afterwards. Killing the indexer at any
 moment leaves the last published index intact; the next run starts from it. Each publish is
 numbered (a *generation*, recorded in the head) so the vector file can show readers exactly the
-entries of the rows they read (``storage/generations.py``). A lock file keeps two indexers from
+entries of the rows they read (``generations.py``). A lock file keeps two indexers from
 racing.
 """
 
@@ -28,14 +28,8 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from docsym.storage import (
-    failed_files,
-    generations,
-    migrations,
-    run_state,
-    schema,
-    segments,
-)
+from docsym.storage import failed_files, migrations, run_state, schema
+from docsym.storage.directory import generations, segments
 from docsym.storage.file_names import original_path, readable, stored_path
 from docsym.storage.paths import IndexPaths
 from docsym.storage.rows import DocumentRows, Row, Table
@@ -60,7 +54,7 @@ class IndexWriter:
         self._lock_file = None
         self._con: duckdb.DuckDBPyConnection | None = None
         self._head = ""  # the head's catalog name in ``_con``: the target of every write
-        # Published segments older than the head, oldest first (storage/segments.py); none
+        # Published segments older than the head, oldest first (segments.py); none
         # while the index is one file.
         self._frozen: list[Path] = []
         self._serial = 0  # tells apart the segment files one generation makes

@@ -1,6 +1,6 @@
 """Read the published index: read-only, sandboxed, one generation per call.
 
-The indexer publishes by renaming a new file over ``index.duckdb`` (``storage/writer.py``). A
+The indexer publishes by renaming a new file over ``index.duckdb`` (``writer.py``). A
 reader keeps a connection to the generation it last saw (opening a DuckDB file costs ~15 ms)
 and opens the new one when the file's identity changes; the old one is never closed under a
 caller: it goes when the last cursor and pin on it go. Closing it at once, as readers did, broke
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import duckdb
 
-from docsym.storage import generations, segments
+from docsym.storage.directory import generations, segments
 from docsym.storage.paths import IndexNotFoundError, IndexPaths
 
 SANDBOX = {

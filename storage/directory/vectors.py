@@ -10,17 +10,15 @@ SQLite's WAL mode lets the server read while an indexer writes (a finished run l
 in rollback-journal mode, so a read-only copy needs no ``-shm`` file); each document's entries are
 replaced in one transaction, written before the document's DuckDB rows (so the vector side never
 lacks what the database has). Entries carry the generation that added and the one that retired
-them, so readers see exactly the entries of the published DuckDB file (``storage/generations.py``).
+them, so readers see exactly the entries of the published DuckDB file (``generations.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
@@ -28,25 +26,15 @@ import apsw
 import numpy as np
 import sqlite_vec
 
-from docsym.storage import sign_file
+from docsym.storage.directory import sign_file
+from docsym.storage.entries import Entry, vec_table
 from docsym.storage.schema import keyword_columns
 
-BM25 = "bm25"
 SCHEMA_VERSION = 2  # 2: entries stamped with born/died generations
 # Vectors a vec0 chunk blob holds. Dense search reads candidates' vectors one by one, and
 # SQLite reaches an offset in a blob by walking its overflow pages: in sqlite-vec's default
 # chunks of 1,024 (1.5 MB) a lookup cost ~0.3 ms, in chunks of 32 ~0.03 ms, at the same size.
 CHUNK_SIZE = 32
-
-
-@dataclass(frozen=True)
-class Entry:
-    table_name: str
-    column_name: str
-    primary_key: str
-    doc_id: str
-    page_number: int | None
-    text: str
 
 
 def connect(path: Path, *, readonly: bool = False) -> apsw.Connection:
@@ -104,12 +92,6 @@ def _vec0_ddl(table: str, dim: int) -> str:
     )
 
 
-def vec_table(collection: str) -> str:
-    if not re.fullmatch(r"[a-z0-9_]+", collection):
-        raise ValueError(f"bad collection name {collection!r}")
-    return f"vec_{collection}"
-
-
 class VectorStore:
     """Read and write ``vectors.sqlite``. One instance per connection; not thread-safe."""
 
@@ -118,7 +100,7 @@ class VectorStore:
         self.readonly = readonly
         self.generation = generation  # stamped on what is written: the one being built
         self.con = connect(path, readonly=readonly)
-        self._signs: dict[str, sign_file.SignWriter] = {}  # see storage/sign_file.py
+        self._signs: dict[str, sign_file.SignWriter] = {}  # see sign_file.py
         if not readonly:
             self.con.execute("PRAGMA journal_mode=WAL")
             self.con.execute("PRAGMA synchronous=NORMAL")
@@ -356,7 +338,7 @@ class VectorStore:
             self.con.executemany(f"DELETE FROM {vec_table(name)} WHERE rowid = ?", ids)
         self.con.executemany("DELETE FROM entries WHERE id = ?", ids)
 
-    # -- sign files (storage/sign_file.py) ---------------------------------------------------
+    # -- sign files (sign_file.py) ---------------------------------------------------
     def signs_path(self, collection: str) -> Path:
         return sign_file.signs_path(self.path, collection)
 

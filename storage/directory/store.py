@@ -2,13 +2,13 @@
 ``vectors.sqlite``.
 
 Dense search scans the collection's sign file memory-mapped and re-scores its candidates from
-the sqlite-vec table, the store of record (``storage/sign_file.py``, ``storage/sign_search.py``):
+the sqlite-vec table, the store of record (``sign_file.py``, ``sign_search.py``):
 memory and the cost of a publish do not grow with the library. An index written before sign
 files (the next index run builds them) is searched as before, on an in-memory ``VectorIndex``
 rebuilt when an indexer commits new vectors (SQLite's ``data_version`` changes).
 
 Every read of ``vectors.sqlite`` keeps to the entries of the DuckDB generation being read
-(``storage/generations.py``): an indexer killed between writing a document's vectors and
+(``generations.py``): an indexer killed between writing a document's vectors and
 publishing its rows leaves entries no tool shows.
 """
 
@@ -25,20 +25,16 @@ import duckdb
 import numpy as np
 
 from docsym.language.terms import search_words
-from docsym.storage import generations, run_state, schema, sign_file, sign_search
+from docsym.storage import run_state, schema
 from docsym.storage.bm25_search import Bm25Search
+from docsym.storage.directory import generations, sign_file, sign_search
+from docsym.storage.directory.reader import IndexReader
+from docsym.storage.directory.vector_index import VectorIndex, load_from_sqlite
+from docsym.storage.directory.vectors import awaiting_vectors, connect, opened_immutable
+from docsym.storage.entries import BM25, vec_table
 from docsym.storage.paths import IndexNotFoundError, IndexPaths
-from docsym.storage.reader import IndexReader
 from docsym.storage.sql_pool import SqlPool, SqlRows
 from docsym.storage.store import EntryRow, Store
-from docsym.storage.vector_index import VectorIndex, load_from_sqlite
-from docsym.storage.vectors import (
-    BM25,
-    awaiting_vectors,
-    connect,
-    opened_immutable,
-    vec_table,
-)
 
 SUBSETS = 16  # filters whose matching entry ids dense search keeps
 
@@ -53,7 +49,7 @@ class DirectoryStore(Store):
         self._lock = threading.RLock()
         self._con: apsw.Connection | None = None
         self._identity: tuple | None = None
-        self._immutable = False  # see storage/vectors.py's connect
+        self._immutable = False  # see vectors.py's connect
         # BM25 has a connection of its own, so hybrid_search runs it beside the dense search.
         self._fts_lock = threading.Lock()
         self._fts: Bm25Search | None = None

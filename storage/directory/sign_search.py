@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from docsym.storage.sign_file import DIM, SignScan
+from docsym.storage.directory.sign_file import DIM, SignScan
 
 # Hamming candidates re-scored exactly: a floor, and a multiple of k for large k.
 MIN_CANDIDATES = 400

@@ -1,7 +1,7 @@
 """One generation for both stores: a reader sees a DuckDB file and exactly the vector entries
 published with it, whenever the indexer is killed.
 
-``index.duckdb`` is replaced atomically (``storage/writer.py``), but ``vectors.sqlite`` is one
+``index.duckdb`` is replaced atomically (``writer.py``), but ``vectors.sqlite`` is one
 file written in place while the indexer runs. So every vector entry is stamped: ``born`` is the
 generation that added it, ``died`` the one that replaced or removed it (NULL while live). Each
 publish records its number in the DuckDB file (``docsym_meta.generation``), and a reader that
