@@ -26,8 +26,9 @@ SECOND = "The ColBERT model is compared with BM25 on MS MARCO passage ranking."
 
 @pytest.fixture(params=["one file", "segments"])
 def library(request, tmp_path: Path, settings) -> tuple[Path, Path]:
-    """A folder of one paper and its index: one file, or segments (``storage/directory/segments.py``),
-    where every view is a union of files and every publish adds one."""
+    """A folder of one paper and its index: one file, or segments
+    (``storage/directory/segments.py``), where every view is a union of files and every publish
+    adds one."""
     if request.param == "segments":
         settings(segment_mb=0.0001, consolidate_mb=0, publish_seconds=0)
     folder = tmp_path / "docs"
