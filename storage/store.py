@@ -25,7 +25,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 
 from docsym.models.encoder import Encoder, query_encoder
-from docsym.storage import failed_files
+from docsym.storage import failed_files, schema
 from docsym.storage.derived import DocumentCache, Library, read_document_versions
 from docsym.storage.entries import Entry
 from docsym.storage.failed_files import FailedFile
@@ -145,6 +145,14 @@ class Store(ABC):
     def hidden_entries(self) -> int:
         """Entries written but not yet visible to readers (none where writes are atomic)."""
         return 0
+
+    def row_counts(self) -> dict[str, int]:
+        """Rows of each view readers see."""
+        con = self.sql()
+        return {
+            t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0]
+            for t in schema.TABLES
+        }
 
     def reading(self) -> AbstractContextManager[None]:
         """Hold what readers see for the block: one tool call reads one generation, whatever

@@ -79,6 +79,11 @@ def test_a_segmented_library_reads_as_one_file_through_every_change(
     assert not _found(index, "bandicoot"), "a removed document's rows are hidden"
     with open_store(index) as store:
         paths = {p for (p,) in store.sql().execute("SELECT path FROM documents").fetchall()}
+        through_views = {
+            t.name: store.sql().execute(f"SELECT count(*) FROM {t.name}").fetchone()[0]
+            for t in schema.TABLES
+        }
+        assert store.row_counts() == through_views, "counted per segment, less what is hidden"
     assert str(folder / "moved" / "capybara-renamed.md") in paths
     segment_files = {p.name for p in IndexPaths(index).segments.iterdir()}
     assert segment_files == {Path(name).name for name in _manifest(index)}, "no stray segment"

@@ -9,7 +9,6 @@ from pydantic import BaseModel, Field
 
 from docsym.runtime.bounds import jsonable
 from docsym.runtime.formats import format_of
-from docsym.storage import schema
 from docsym.storage.store import Store
 from docsym.tools.errors import ToolError
 from docsym.tools.filters import MAX_FILTER_CHARS
@@ -126,10 +125,7 @@ def doc_ids_starting(
 
 
 def index_status(store: Store) -> IndexStatus:
-    con = store.sql()
-    counts = {
-        t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0] for t in schema.TABLES
-    }
+    counts = store.row_counts()
     failed = store.failed_files()
     return IndexStatus(
         index=store.location,

@@ -62,6 +62,7 @@ class Generation:
     def __init__(self, index: segments.Published, identity: Identity, config: dict) -> None:
         self.identity = identity
         self._con = duckdb.connect(":memory:", config=config)
+        self._segments: tuple[list[str], dict[str, bool]] | None = None
         if index.manifest:
             self._home = "memory"
             self._attach_segments(list(index.files))
@@ -71,6 +72,7 @@ class Generation:
         for statement in LOCKS:
             self._con.execute(statement)
         self._published: int | None = None
+        self._counts: dict[str, int] | None = None
         self._lock = threading.Lock()
 
     def _attach_segments(self, files: list[Path]) -> None:
@@ -85,6 +87,7 @@ class Generation:
         gone = {c: segments.has_gone(self._con, c) for c in catalogs}
         for statement in segments.library_views(catalogs, gone):
             self._con.execute(statement)
+        self._segments = (catalogs, gone)
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A cursor of its own for one caller: cursors are not shared between threads."""
@@ -98,6 +101,21 @@ class Generation:
             if self._published is None:
                 self._published = generations.published(self.cursor())
             return self._published
+
+    def row_counts(self) -> dict[str, int]:
+        """Rows of each view, counted once: a generation never changes."""
+        with self._lock:
+            if self._counts is None:
+                self._counts = {table: self._count(table) for table in segments.DOC_TABLES}
+            return self._counts
+
+    def _count(self, table: str) -> int:
+        cursor = self.cursor()
+        if self._segments is None:
+            return cursor.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        first, *hidden = segments.count_statements(*self._segments, table)
+        total = cursor.execute(first).fetchone()[0]
+        return total - sum(cursor.execute(sql).fetchone()[0] for sql in hidden)
 
 
 def _attach(con: duckdb.DuckDBPyConnection, path: Path, catalog: str) -> None:
@@ -138,6 +156,9 @@ class IndexReader:
     def published(self) -> int:
         """The generation number the indexer stamped on the file read."""
         return self._generation().published()
+
+    def row_counts(self) -> dict[str, int]:
+        return self._generation().row_counts()
 
     def _generation(self) -> Generation:
         return self._pin.get() or self._newest_generation()

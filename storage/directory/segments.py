@@ -87,8 +87,7 @@ def library_views(catalogs: list[str], gone: dict[str, bool], *, writer: bool = 
     for table in DOC_TABLES:
         parts = []
         for n, catalog in enumerate(catalogs):
-            newer = [c for c in catalogs[n + 1 :] if gone[c]]
-            hidden = " UNION ALL ".join(f"SELECT doc_id FROM {c}.{GONE_TABLE}" for c in newer)
+            hidden = _hidden(catalogs, gone, n)
             where = f" WHERE doc_id NOT IN ({hidden})" if hidden else ""
             parts.append(f"SELECT * FROM {catalog}.{table}{where}")
         # By name: a file migrated from an older schema orders its columns otherwise.
@@ -97,6 +96,27 @@ def library_views(catalogs: list[str], gone: dict[str, bool], *, writer: bool = 
         newest = catalogs[-1]
         statements += [f"{create} {t} AS SELECT * FROM {newest}.{t}" for t in NEWEST_ONLY]
     return statements
+
+
+def count_statements(catalogs: list[str], gone: dict[str, bool], table: str) -> list[str]:
+    """Statements whose counts, the first positive and the rest negative, add up to the rows of
+    ``table`` readers see: each segment's rows (a count DuckDB keeps, read without a scan) less
+    those a newer segment's tombstones hide. A count through the view scans every segment's
+    first column instead (1.7 s for 7M sentences at 10,000 papers)."""
+    statements = [
+        " + ".join(f"(SELECT count(*) FROM {c}.{table})" for c in catalogs).join(("SELECT ", ""))
+    ]
+    for n, catalog in enumerate(catalogs):
+        hidden = _hidden(catalogs, gone, n)
+        if hidden:
+            statements.append(f"SELECT count(*) FROM {catalog}.{table} WHERE doc_id IN ({hidden})")
+    return statements
+
+
+def _hidden(catalogs: list[str], gone: dict[str, bool], n: int) -> str:
+    """A query of the doc ids newer segments than ``catalogs[n]`` hide ("" for none)."""
+    newer = [c for c in catalogs[n + 1 :] if gone[c]]
+    return " UNION ALL ".join(f"SELECT doc_id FROM {c}.{GONE_TABLE}" for c in newer)
 
 
 def has_gone(con, catalog: str) -> bool:

@@ -336,6 +336,9 @@ class DirectoryStore(Store):
             gaps[name] = int((~np.isin(live, scan.rowids())).sum())
         return gaps
 
+    def row_counts(self) -> dict[str, int]:
+        return self.reader.row_counts()  # segments counted without a scan of their views
+
     def hidden_entries(self) -> int:
         with self._lock:
             (hidden,) = (
