@@ -66,6 +66,10 @@ def test_a_segmented_library_reads_as_one_file_through_every_change(
     assert not IndexPaths(index).duckdb.exists()  # replaced by its segments
     assert _found(index, "dugong")
 
+    files = IndexPaths(index)
+    stray = files.segments / "g99999999-1.duckdb"  # frozen by a run killed before publishing
+    shutil.copyfile(files.root / listed[-1], stray)
+
     write_control(folder / "aardvark.md", "The aardvark was moved to the okapi enclosure.")
     (folder / "bandicoot.md").unlink()
     (folder / "moved").mkdir()
@@ -85,7 +89,8 @@ def test_a_segmented_library_reads_as_one_file_through_every_change(
         }
         assert store.row_counts() == through_views, "counted per segment, less what is hidden"
     assert str(folder / "moved" / "capybara-renamed.md") in paths
-    segment_files = {p.name for p in IndexPaths(index).segments.iterdir()}
+    segment_files = {p.name for p in files.segments.iterdir()}
+    assert not stray.exists(), "a segment never published is removed by the next run"
     assert segment_files == {Path(name).name for name in _manifest(index)}, "no stray segment"
 
 
@@ -105,18 +110,3 @@ def test_a_run_ending_small_leaves_one_file(tmp_path: Path, segmented: None, set
     after = _rows(index)
     assert set(before["documents"]) < set(after["documents"])
     assert all(set(before[t]) <= set(after[t]) for t in before)
-
-
-def test_segments_a_killed_run_left_unpublished_are_removed(
-    tmp_path: Path, segmented: None
-) -> None:
-    folder, index = tmp_path / "library", tmp_path / "index"
-    _library(folder)
-    index_paths([folder], index)
-    paths = IndexPaths(index)
-    listed = _manifest(index)
-    stray = paths.segments / "g99999999-1.duckdb"  # frozen by a run killed before publishing
-    shutil.copyfile(paths.root / listed[-1], stray)
-    index_paths([folder], index)
-    assert not stray.exists()
-    assert _rows(index)["documents"]
