@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -46,7 +47,7 @@ SANDBOX = {
 # Set once the file is attached (attaching is itself an access to a file).
 LOCKS = ("SET enable_external_access = false", "SET lock_configuration = true")
 CATALOG = "idx"  # a single published file's name in each generation's instance
-ATTEMPTS = 5  # reads of a manifest whose segments were merged away before they were attached
+OPEN_SECONDS = 10.0  # a first open retried while publishes merge away what it read of the manifest
 
 Identity = tuple[int, int]  # the published file's inode and modification time
 
@@ -68,7 +69,7 @@ class Generation:
             self._attach_segments(list(index.files))
         else:
             self._home = CATALOG
-            _attach(self._con, index.files[0], CATALOG)
+            segments.attach(self._con, index.files[0], CATALOG)
         for statement in LOCKS:
             self._con.execute(statement)
         self._published: int | None = None
@@ -79,7 +80,7 @@ class Generation:
         catalogs = [f"s{n}" for n in range(len(files))]
         for path, catalog in zip(files, catalogs, strict=True):
             try:
-                _attach(self._con, path, catalog)
+                segments.attach(self._con, path, catalog)
             except duckdb.IOException as exc:
                 if not path.exists():  # merged away after the manifest was read
                     raise SegmentGoneError(str(path)) from exc
@@ -116,11 +117,6 @@ class Generation:
         first, *hidden = segments.count_statements(*self._segments, table)
         total = cursor.execute(first).fetchone()[0]
         return total - sum(cursor.execute(sql).fetchone()[0] for sql in hidden)
-
-
-def _attach(con: duckdb.DuckDBPyConnection, path: Path, catalog: str) -> None:
-    escaped = str(path).replace("'", "''")
-    con.execute(f"ATTACH '{escaped}' AS {catalog} (READ_ONLY)")
 
 
 class IndexReader:
@@ -165,7 +161,8 @@ class IndexReader:
 
     def _newest_generation(self) -> Generation:
         with self._lock:
-            for _ in range(ATTEMPTS):
+            deadline = time.monotonic() + OPEN_SECONDS
+            while True:
                 identity = self._current_identity()
                 if self._newest is not None and self._newest.identity == identity:
                     return self._newest
@@ -175,8 +172,16 @@ class IndexReader:
                     self._newest = Generation(index, identity, self._config)
                     return self._newest
                 except (SegmentGoneError, FileNotFoundError):
-                    continue  # published again meanwhile: read what is published now
-            raise IndexNotFoundError(f"the index at {self.paths.root} changed under every read")
+                    # Published again while it was opened. The generation read before is whole
+                    # (its files stay open), so read on from it; the next call opens the newest.
+                    if self._newest is not None:
+                        return self._newest
+                    if time.monotonic() > deadline:
+                        raise IndexNotFoundError(
+                            f"the index at {self.paths.root} changed under every read for "
+                            f"{OPEN_SECONDS:.0f} s"
+                        ) from None
+                    time.sleep(0.01)
 
     def _current_identity(self) -> Identity:
         """The manifest's identity when segments are published, else the single file's."""

@@ -119,6 +119,12 @@ def _hidden(catalogs: list[str], gone: dict[str, bool], n: int) -> str:
     return " UNION ALL ".join(f"SELECT doc_id FROM {c}.{GONE_TABLE}" for c in newer)
 
 
+def attach(con: duckdb.DuckDBPyConnection, path: Path, catalog: str) -> None:
+    """Attach the segment at ``path`` read-only as ``catalog``."""
+    escaped = str(path).replace("'", "''")
+    con.execute(f"ATTACH '{escaped}' AS {catalog} (READ_ONLY)")
+
+
 def has_gone(con, catalog: str) -> bool:
     """Whether the attached segment ``catalog`` holds tombstones (older files have no table)."""
     (found,) = con.execute(
@@ -161,8 +167,7 @@ def merge_into(target: Path, newer: Path) -> None:
     tombstones hide go, its rows and tombstones are added, its meta and records replace
     ``target``'s (they are the newer ones)."""
     with duckdb.connect(str(target)) as con:
-        escaped = str(newer).replace("'", "''")
-        con.execute(f"ATTACH '{escaped}' AS newer (READ_ONLY)")
+        attach(con, newer, "newer")
         gone = has_gone(con, "newer")
         if gone:
             con.execute(GONE_DDL)

@@ -109,8 +109,7 @@ class IndexWriter:
             con.execute("BEGIN TRANSACTION")  # one commit, not one per statement (~1 s)
             migrations.upgrade(con)
             con.execute("COMMIT")
-            escaped = str(newest).replace("'", "''")
-            con.execute(f"ATTACH '{escaped}' AS newest (READ_ONLY)")
+            segments.attach(con, newest, "newest")
             con.execute("BEGIN TRANSACTION")
             for table in segments.NEWEST_ONLY:
                 con.execute(f"DELETE FROM {table}")
@@ -127,8 +126,7 @@ class IndexWriter:
         self._con.execute(segments.GONE_DDL)  # a single file has nothing older to hide
         catalogs = [f"f{n}" for n in range(len(self._frozen))]
         for path, catalog in zip(self._frozen, catalogs, strict=True):
-            escaped = str(path).replace("'", "''")
-            self._con.execute(f"ATTACH '{escaped}' AS {catalog} (READ_ONLY)")
+            segments.attach(self._con, path, catalog)
         gone = {c: segments.has_gone(self._con, c) for c in catalogs} | {self._head: True}
         for statement in segments.library_views([*catalogs, self._head], gone, writer=True):
             self._con.execute(statement)
@@ -255,11 +253,8 @@ class IndexWriter:
     def _delete(self, doc_id: str) -> None:
         for table in reversed(schema.TABLES):
             self.con.execute(f"DELETE FROM {self._head}.{table.name} WHERE doc_id = ?", [doc_id])
-        if self._in_frozen(doc_id):  # its rows there are hidden from now on
-            self.con.execute(
-                f"INSERT INTO {self._head}.{segments.GONE_TABLE} VALUES (?) ON CONFLICT DO NOTHING",
-                [doc_id],
-            )
+        if self._in_frozen(doc_id):
+            self._bury(doc_id)
 
     def _in_frozen(self, doc_id: str) -> bool:
         return any(
@@ -280,6 +275,10 @@ class IndexWriter:
                 "WHERE doc_id = ?",
                 [doc_id],
             )
+        self._bury(doc_id)
+
+    def _bury(self, doc_id: str) -> None:
+        """Hide the document's rows in the older segments from the next publish on."""
         self.con.execute(
             f"INSERT INTO {self._head}.{segments.GONE_TABLE} VALUES (?) ON CONFLICT DO NOTHING",
             [doc_id],
