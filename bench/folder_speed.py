@@ -82,12 +82,13 @@ def timed_index(
     first = every = None
     stopped = False
     while proc.poll() is None:
-        count, searchable = listed(index)
         now = time.perf_counter() - started
-        if searchable and first is None:
-            first = now
-        if count >= papers and every is None:
-            every = now
+        if first is None or every is None:  # a poll opens the index: not once both are known
+            count, searchable = listed(index)
+            if searchable and first is None:
+                first = now
+            if count >= papers and every is None:
+                every = now
         if stop_after is not None and now > stop_after and not stopped:
             proc.send_signal(signal.SIGINT)  # as Ctrl-C: what it committed is kept
             stopped = True

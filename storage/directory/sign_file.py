@@ -257,7 +257,15 @@ class SignScan:
         out = np.empty(len(records), np.uint16)
         for start in range(0, len(records), SCAN_ROWS):
             block = records["bits"][start : start + SCAN_ROWS]
-            out[start : start + len(block)] = np.bitwise_count(block ^ query_bits).sum(
-                axis=1, dtype=np.uint16
-            )
+            out[start : start + len(block)] = _hamming(block, query_bits)
         return records["rowid"], out
+
+
+def _hamming(block: np.ndarray, query_bits: np.ndarray) -> np.ndarray:
+    """Bits in which each row of ``block`` differs from ``query_bits``, summed a word at a time:
+    numpy's ``sum(axis=1)`` over six words a row took 1.8 times as long (bench/vector_scale.py,
+    1M vectors)."""
+    distance = np.bitwise_count(block[:, 0] ^ query_bits[0]).astype(np.uint16)
+    for word in range(1, WORDS):
+        distance += np.bitwise_count(block[:, word] ^ query_bits[word])
+    return distance
