@@ -10,9 +10,12 @@ named only when the worker's words show an allocation failing.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 # How much of a crashed worker's output is read for its cause.
@@ -26,6 +29,37 @@ _OUT_OF_MEMORY = re.compile(
 _FATAL = re.compile(r"Fatal Python error: (?P<what>[^\n]+)")
 # A frame line of a Python traceback or of faulthandler's stack dump.
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line \d+(?:,)? in (?P<function>\S+)')
+
+
+# A run's worker outputs live in ``docsym-workers-<pid>-<random>`` under the temporary folder;
+# the pid names the run that owns it, so a later run can remove the folders of runs that were
+# killed before they could (a killed run's ``TemporaryDirectory`` finaliser never runs).
+_PREFIX = "docsym-workers-"
+
+
+def outputs_folder() -> tempfile.TemporaryDirectory:
+    """A folder for this run's worker outputs, after removing those killed runs left behind."""
+    remove_abandoned(Path(tempfile.gettempdir()))
+    return tempfile.TemporaryDirectory(prefix=f"{_PREFIX}{os.getpid()}-")
+
+
+def remove_abandoned(folder: Path) -> None:
+    """Remove the output folders whose run is no longer alive (a pid that is alive again, even
+    as another program, keeps its folder: only a dead owner's is certainly abandoned)."""
+    for path in folder.glob(f"{_PREFIX}*-*"):
+        owner = path.name.removeprefix(_PREFIX).split("-", 1)[0]
+        if owner.isdigit() and not _alive(int(owner)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 class WorkerOutput:

@@ -31,7 +31,6 @@ import multiprocessing
 import os
 import signal
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from typing import TYPE_CHECKING
 from docsym.indexer.errors import WorkerSetupError
 from docsym.indexer.plans import FilePlan, Prepared, WorkerSetup
 from docsym.indexer.progress import Beat
-from docsym.indexer.worker_output import WorkerOutput, crash_cause
+from docsym.indexer.worker_output import WorkerOutput, crash_cause, outputs_folder
 from docsym.runtime.formats import reads
 
 if TYPE_CHECKING:
@@ -253,7 +252,7 @@ class WorkerPool:
         self.on_step = on_step
         self._workers: list[_Worker] = []
         self._context = multiprocessing.get_context("spawn")  # no forked ONNX Runtime threads
-        self._outputs = tempfile.TemporaryDirectory(prefix="docsym-workers-")
+        self._outputs = outputs_folder()
         self._started = 0
 
     def start_one(self) -> None:

@@ -81,8 +81,11 @@ def test_sigkill_then_rerun_equals_a_clean_run(
     papers: list[Path], clean_snapshot, tmp_path: Path, kill_after_publish: float | None
 ) -> None:
     index = tmp_path / "index"
+    scratch = tmp_path / "tmp"  # the runs' temporary folder: what the killed run left is seen
+    scratch.mkdir()
+    env = {**_env(), "TMPDIR": str(scratch)}
     proc = subprocess.Popen(
-        _index_cmd(papers, index), env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        _index_cmd(papers, index), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     if kill_after_publish is None:
         time.sleep(0.5)
@@ -94,8 +97,11 @@ def test_sigkill_then_rerun_equals_a_clean_run(
     proc.wait()
     if (index / "index.duckdb").exists():  # whatever was published is a valid index
         _assert_no_orphans(_snapshot(index))
-    subprocess.run(_index_cmd(papers, index), env=_env(), check=True, capture_output=True)
+    if kill_after_publish is not None:  # its workers had started: their folder was left
+        assert list(scratch.iterdir()), "the killed run left no worker folder to remove"
+    subprocess.run(_index_cmd(papers, index), env=env, check=True, capture_output=True)
     assert _snapshot(index) == clean_snapshot
+    assert not list(scratch.iterdir()), "the rerun left the killed run's temporary files"
     check = subprocess.run(
         [sys.executable, "-m", "docsym", "check", "--index", str(index)],
         env=_env(),
