@@ -48,7 +48,6 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",
     # Static, but nothing gains from a cached copy that outlives an upgrade of the server.
     "Cache-Control": "no-store",
-    "Cross-Origin-Opener-Policy": "same-origin",
 }
 
 

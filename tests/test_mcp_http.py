@@ -189,7 +189,9 @@ def test_allowed_hosts_and_origins() -> None:
     assert "0.0.0.0:9000" not in wide.allowed_hosts
     assert {"box.lan:9000", "ui.example"} <= set(wide.allowed_hosts)
     assert {"http://box.lan:9000", "https://ui.example"} <= set(wide.allowed_origins)
-    assert "10.0.0.5:9000" in security_settings("10.0.0.5", 9000).allowed_hosts
+    bound = security_settings("10.0.0.5", 9000)
+    assert "10.0.0.5:9000" in bound.allowed_hosts
+    assert "http://10.0.0.5:9000" in bound.allowed_origins  # the browser view served from there
 
 
 def test_exposed_without_token_warns(caplog: pytest.LogCaptureFixture) -> None:
