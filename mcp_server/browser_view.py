@@ -36,7 +36,8 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "style-src 'unsafe-inline'",
         "img-src data: blob:",
         "connect-src 'self'",
-        "frame-src 'self'",
+        # The app's frame is a srcdoc document, which is not fetched: frame-src does not apply.
+        "frame-src 'none'",
         "base-uri 'none'",
         "form-action 'none'",
         "frame-ancestors 'none'",
