@@ -146,8 +146,14 @@ function select(i) {
   state.selected = i;
   hitsList.querySelectorAll("li.hit").forEach((li, j) => li.classList.toggle("selected", i === j));
   const item = state.items[i];
-  if (item.page_number == null) showPassage(item, "");
+  if (item.page_number == null || pageless(item)) showPassage(item, "");
   else showPage(item.doc_id, item.page_number);
+}
+
+// What the result itself says has no page image: a spreadsheet cell (it has an address, not a
+// box) or a table of an office document. Other entries ask page_image, which refuses the rest.
+function pageless(item) {
+  return (item.address && !item.bbox) || item.table?.has_page_image === false;
 }
 
 // -- the page ----------------------------------------------------------------------------------
