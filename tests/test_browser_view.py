@@ -3,7 +3,8 @@ two-page synthetic PDF, opened in a real headless Chromium at the URL the server
 
 What the screenshots must show: the page image, each cited box drawn in the view's colour where
 its bbox says, the other hit's page once it is chosen; and no request may leave the server's
-origin. The screenshots are kept in pytest's temporary folder (printed on failure)."""
+origin. The screenshots are kept under test-artifacts/ (git ignores it) for a person to look
+at; a failed check names the one it read."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.conftest import REPO
 from tests.test_mcp_http import TOKEN, RunningServer, served_over_http
 
 sync_api = pytest.importorskip(
@@ -51,6 +53,7 @@ HARBOUR_PAGES = (
         (200, 460, "The lighthouse lamp is visible from twenty miles at night.", 12),
     ),
 )
+ARTIFACTS = REPO / "test-artifacts" / "browser-view"
 MARK = (230, 0, 126)  # the view's box colour, rgb(230, 0, 126)
 EDGE_SLACK_PX = 5  # a box edge may be this far from where its bbox puts it
 VIEWPORT = {"width": 1280, "height": 1600}
@@ -95,9 +98,11 @@ def browser() -> Iterator[sync_api.Browser]:
         chromium.close()
 
 
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("browser-view-screenshots")
+@pytest.fixture
+def shots(request: pytest.FixtureRequest) -> Path:
+    folder = ARTIFACTS / request.node.name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @dataclass
