@@ -15,7 +15,8 @@ The Python API, which the CLI and the MCP server are built on::
 Every tool an MCP client sees is here as a plain function over a store (``run_sql``,
 ``hybrid_search``, ``vector_search``, ``read_passage``, ``get_outline``, ``select_subtree``,
 ``find_entities``, ``rank_nodes``, ``get_table``, ``lookup_cells``, ``view_page``,
-``list_documents``, ``compile_query``, ``run_plan``; ``calculate`` takes no store).
+``list_documents``, ``compile_query``, ``run_plan``; ``calculate`` takes no store), and
+``page_image``, which the evidence view calls.
 
 Names load on first use, so ``import docsym`` stays cheap for the CLI.
 """
@@ -55,6 +56,7 @@ _API: dict[str, str] = {
     "get_table": "docsym.tools.tables",
     "lookup_cells": "docsym.tools.tables",
     "view_page": "docsym.tools.pages",
+    "page_image": "docsym.tools.pages",
     "calculate": "docsym.tools.calculator",
     "compile_query": "docsym.tools.query_plans",
     "run_plan": "docsym.tools.query_plans",

@@ -14,6 +14,9 @@ Then limits that keep one client from crowding out the others (``http_limits``):
 client address beside the total, idle sessions closed after minutes, a deadline on reading each
 request and a bound on open connections, all from the settings (the ``http_*`` fields).
 
+``GET /view`` is the same evidence view for a plain browser (``browser_view``): a static page,
+served ahead of the token guard, whose every data call goes to ``/mcp`` with the token.
+
 Every log line goes to stderr (uvicorn's access log defaults to stdout; it is redirected).
 """
 
@@ -33,6 +36,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from docsym.mcp_server.browser_view import BrowserViewRoutes, view_url
 from docsym.mcp_server.http_limits import (
     DropAbandonedRequests,
     SessionShareMiddleware,
@@ -65,12 +69,13 @@ def http_app(
     warn_if_exposed(host, token)
     settings = get_settings()
     server = build_server(index)
+    security = security_settings(host, port, allowed_origins)
     sdk_app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         max_request_body_size=MAX_BODY_BYTES,
         max_sessions=settings.http_sessions,
         session_idle_timeout=settings.http_idle_seconds,
-        transport_security=security_settings(host, port, allowed_origins),
+        transport_security=security,
         host=host,
     )
     app = SessionShareMiddleware(
@@ -80,7 +85,8 @@ def http_app(
         idle_seconds=settings.http_idle_seconds,
         path=MCP_PATH,
     )
-    return BearerTokenMiddleware(app, token) if token else app
+    guarded = BearerTokenMiddleware(app, token) if token else app
+    return BrowserViewRoutes(guarded, security)
 
 
 def serve_http(
@@ -96,6 +102,9 @@ def serve_http(
     tune_garbage_collection()
     auth = "bearer token required" if token else "no token"
     print(f"docsym MCP at http://{_host_port(host, port)}{MCP_PATH} ({auth})", file=sys.stderr)
+    # The token is printed once, as the fragment of the URL to open (what Jupyter does): the
+    # person who started the server is the one to open it, and a fragment reaches no server log.
+    print(f"docsym view at {view_url(browser_base(host, port), token)}", file=sys.stderr)
     uvicorn.Server(uvicorn_config(app, host, port)).run()
 
 
@@ -129,7 +138,8 @@ def security_settings(
 ) -> TransportSecuritySettings:
     """Host and Origin allow-lists: this server's loopback names plus the given origins.
 
-    The loopback origins of this port are always allowed: they are this server's own. Each extra
+    The loopback origins of this port are always allowed: they are this server's own, as is the
+    origin of a specific address it is bound to (the browser view calls /mcp from it). Each extra
     origin's host:port is also accepted as a Host header, so ``--allow-origin http://box:8765``
     is how a server bound to a wildcard address admits clients that reach it as ``box``.
     """
@@ -138,6 +148,9 @@ def security_settings(
     hosts = [f"{name}:{port}" for name in LOOPBACK_NAMES]
     if host not in WILDCARD_HOSTS and not is_loopback(host):
         hosts.append(_host_port(host, port))
+        # The address it is bound to is also its own: the browser view served from it calls
+        # /mcp with that origin.
+        origins.append(f"http://{_host_port(host, port)}")
     hosts += [urlsplit(origin).netloc for origin in extra_origins if urlsplit(origin).netloc]
     if port == 80:  # clients leave the default port out of the Host header
         hosts += list(LOOPBACK_NAMES)
@@ -208,6 +221,12 @@ def _unauthorized(presented: bool) -> JSONResponse:
         status_code=401,
         headers={"WWW-Authenticate": challenge},
     )
+
+
+def browser_base(host: str, port: int) -> str:
+    """Where a browser on this machine reaches the server: loopback for a wildcard bind."""
+    reachable = "127.0.0.1" if host in WILDCARD_HOSTS else host
+    return f"http://{_host_port(reachable, port)}"
 
 
 def _host_port(host: str, port: int) -> str:

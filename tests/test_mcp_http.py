@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import anyio
 import httpx2
@@ -56,15 +57,21 @@ def http_server(
 
 @contextmanager
 def served_over_http(
-    index: Path, logs: Path, settings: dict[str, str] | None = None
+    index: Path,
+    logs: Path,
+    settings: dict[str, str] | None = None,
+    options: list[str] | None = None,
+    port: int | None = None,
 ) -> Iterator[RunningServer]:
-    """``docsym serve --transport http`` over ``index`` with the token and these DOCSYM_*
-    settings, on a free loopback port; its stdout and stderr are kept in ``logs``."""
-    port = _free_loopback_port()
+    """``docsym serve --transport http`` over ``index`` with the token, these DOCSYM_*
+    settings and these further options (``--host``, ``--allow-origin``), on a free port
+    reachable on loopback (this one, or a free one); its stdout and stderr are kept in
+    ``logs``."""
+    port = port or _free_loopback_port()
     # The token travels by environment, as a user would keep it out of the process list.
     env = {**os.environ, "PYTHONPATH": str(REPO), "DOCSYM_TOKEN": TOKEN, **(settings or {})}
     command = [sys.executable, "-m", "docsym", "serve", "--transport", "http"]
-    command += ["--port", str(port), "--index", str(index)]
+    command += ["--port", str(port), "--index", str(index), *(options or [])]
     with open(logs / "stdout", "wb") as out, open(logs / "stderr", "wb") as err:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=err)
     try:
@@ -175,6 +182,28 @@ def test_logs_go_to_stderr_only(http_server: RunningServer) -> None:
     assert "401" in stderr
 
 
+def test_browser_view_page_is_static_and_locked_down(http_server: RunningServer) -> None:
+    base = f"http://127.0.0.1:{http_server.port}"
+    # The page holds no index data, so it needs no token; /mcp still does (the test above).
+    page = httpx2.get(f"{base}/view", timeout=30)
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    policy = page.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "connect-src 'self'" in policy
+    assert "frame-ancestors 'none'" in policy
+    assert page.headers["x-content-type-options"] == "nosniff"
+    assert page.headers["cache-control"] == "no-store"
+    assert 'id="query"' in page.text and "https://" not in page.text  # nothing from elsewhere
+    root = httpx2.get(f"{base}/", timeout=30)
+    assert root.status_code == 307 and root.headers["location"] == "/view"
+    rebound = httpx2.get(f"{base}/view", headers={"Host": "evil.example"}, timeout=30)
+    assert rebound.status_code == 421
+    assert httpx2.post(f"{base}/view", timeout=30).status_code == 405
+    # The URL to open is printed at start, the token in its fragment (never sent to a server).
+    assert f"docsym view at {base}/view#token={quote(TOKEN, safe='')}" in (
+        http_server.stderr.read_text()
+    )
+
+
 def test_allowed_hosts_and_origins() -> None:
     default = security_settings("127.0.0.1", 8765)
     assert default.enable_dns_rebinding_protection
@@ -189,7 +218,9 @@ def test_allowed_hosts_and_origins() -> None:
     assert "0.0.0.0:9000" not in wide.allowed_hosts
     assert {"box.lan:9000", "ui.example"} <= set(wide.allowed_hosts)
     assert {"http://box.lan:9000", "https://ui.example"} <= set(wide.allowed_origins)
-    assert "10.0.0.5:9000" in security_settings("10.0.0.5", 9000).allowed_hosts
+    bound = security_settings("10.0.0.5", 9000)
+    assert "10.0.0.5:9000" in bound.allowed_hosts
+    assert "http://10.0.0.5:9000" in bound.allowed_origins  # the browser view served from there
 
 
 def test_exposed_without_token_warns(caplog: pytest.LogCaptureFixture) -> None:

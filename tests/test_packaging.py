@@ -51,6 +51,7 @@ def test_every_layer_module_is_in_the_wheel_under_docsym(wheel: zipfile.ZipFile)
     assert expected, "no layer modules found in the checkout"
     assert expected <= names, f"missing from the wheel: {sorted(expected - names)[:5]}"
     assert {n for n in names if n.startswith("docsym/samples/") and n.endswith(".pdf")}
+    assert "docsym/mcp_server/browser_view.html" in names  # the browser view's page
 
 
 def test_the_python_api_names_the_tools_and_the_indexer() -> None:

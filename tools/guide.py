@@ -64,9 +64,10 @@ def schema_text(store: Store | None = None) -> str:
 
 
 def tools_overview() -> str:
-    """One line per tool, from the registry: how to call it and what it is for."""
+    """One line per tool the model may call, from the registry: how to call it and what it
+    is for (page_image, the evidence view's, is left out)."""
     lines = ["Tools (all read-only):"]
-    lines += [f"- {spec.usage()}: {spec.summary}" for spec in TOOLS]
+    lines += [f"- {spec.usage()}: {spec.summary}" for spec in TOOLS if spec.for_model]
     return "\n".join(lines) + "\n"
 
 

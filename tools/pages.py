@@ -1,4 +1,5 @@
-"""``view_page``: a PNG of a page, or of a region of it, straight from the indexed PDF.
+"""``view_page`` and ``page_image``: a PNG of a page, or of a region of it, straight from the
+indexed PDF.
 
 A client that found a table, figure or passage by its bbox can look at the printed original to
 check what extraction may have lost (layout, symbols, plots). The document path comes from the
@@ -7,6 +8,7 @@ recorded at indexing time, and rendered from those same bytes, so what is shown 
 indexed. Highlights are drawn on the in-memory copy only; the file on disk is never written.
 The reading and drawing happen in a worker process under a time and memory limit
 (``tools/page_render.py``); this module checks the call and finds the document and the boxes.
+``page_image`` is the evidence view's: a whole page, unmarked, with the boxes for the view to draw.
 """
 
 from __future__ import annotations
@@ -14,17 +16,17 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from docsym.runtime.formats import has_page_images
 from docsym.storage.file_names import original_path
 from docsym.storage.ids import table_row_sql
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError, ToolError
-from docsym.tools.page_render import RenderRefused, render
-from docsym.tools.results import ToolResult
+from docsym.tools.page_render import Rendered, RenderRefused, render
+from docsym.tools.results import PAGE_LABEL_HELP, ToolResult, page_citation, page_labels, with_note
 from docsym.tools.spec import Arguments, Box, PageNumber, ToolSpec
 
 BBOX_HELP = (
@@ -76,15 +78,9 @@ def view_page(
     wanted = None if bounding_box is None else _check_box(bounding_box, "bounding_box")
     marks = _check_highlights(highlights or [])
     path, page_count, sha256 = _pdf_of(store, doc_id)
-    if isinstance(page_number, bool) or not isinstance(page_number, int):
-        raise ToolError(f"page_number must be a whole number (1-based), got {page_number!r}")
-    if not 1 <= page_number <= page_count:
-        raise ToolError(
-            f"page_number {page_number} is out of range: document {doc_id} has pages "
-            f"1..{page_count}"
-        )
+    _check_page(doc_id, page_number, page_count)
     cited, elsewhere = boxes_of(store, doc_id, page_number, highlight_ids or [])
-    marks += [_check_box(box, "a highlighted id's bbox") for box in cited]
+    marks += [_check_box(box, "a highlighted id's bbox") for box in cited.values()]
     request = {
         "path": os.fspath(path),
         "sha256": sha256,
@@ -94,10 +90,7 @@ def view_page(
         "max_pixels": MAX_PIXELS,
         "marks": marks,
     }
-    try:
-        page = render(request, f"page {page_number} of document {doc_id}")
-    except RenderRefused as refused:
-        raise ToolError(_refusal(refused, doc_id, page_number, store)) from None
+    page = _render(store, request, doc_id)
     notes = page.notes
     if elsewhere:
         notes.append(f"not highlighted (not on this page, or no box): {', '.join(elsewhere)}")
@@ -111,6 +104,25 @@ def view_page(
         png=page.png,
         note="; ".join(notes) or None,
     )
+
+
+def _check_page(doc_id: str, page_number: int, page_count: int) -> None:
+    if isinstance(page_number, bool) or not isinstance(page_number, int):
+        raise ToolError(f"page_number must be a whole number (1-based), got {page_number!r}")
+    if not 1 <= page_number <= page_count:
+        raise ToolError(
+            f"page_number {page_number} is out of range: document {doc_id} has pages "
+            f"1..{page_count}"
+        )
+
+
+def _render(store: Store, request: dict[str, Any], doc_id: str) -> Rendered:
+    """The page a request asks for, drawn by a render worker; refusals say what to do."""
+    page_number = request["page"]
+    try:
+        return render(request, f"page {page_number} of document {doc_id}")
+    except RenderRefused as refused:
+        raise ToolError(_refusal(refused, doc_id, page_number, store)) from None
 
 
 def _refusal(refused: RenderRefused, doc_id: str, page_number: int, store: Store) -> str:
@@ -144,17 +156,18 @@ _BOXES = """
 
 def boxes_of(
     store: Store, doc_id: str, page_number: int, ids: list[str]
-) -> tuple[list[list[float]], list[str]]:
-    """The boxes of the cited ids on that page, and the ids that are not there (or have no box):
-    sentences, cells, table rows, chunks, tables, figures, equations and table summaries."""
+) -> tuple[dict[str, list[float]], list[str]]:
+    """The box of each cited id on that page (in the order asked), and the ids that are not
+    there (or have no box): sentences, cells, table rows, chunks, tables, figures, equations
+    and table summaries."""
     if len(ids) > MAX_HIGHLIGHTS:
         raise ToolError(f"at most {MAX_HIGHLIGHTS} highlight_ids per call, got {len(ids)}")
-    ids = [i for i in ids if isinstance(i, str) and i.startswith(f"{doc_id}-")]
+    ids = list(dict.fromkeys(i for i in ids if isinstance(i, str) and i.startswith(f"{doc_id}-")))
     if not ids:
-        return [], []
+        return {}, []
     rows = store.sql().execute(_BOXES, {"ids": ids}).fetchall()
-    found = {key: bbox for key, page, bbox in rows if page == page_number and bbox}
-    return list(found.values()), [i for i in ids if i not in found]
+    found = {key: list(bbox) for key, page, bbox in rows if page == page_number and bbox}
+    return {i: found[i] for i in ids if i in found}, [i for i in ids if i not in found]
 
 
 def _pdf_of(store: Store, doc_id: str) -> tuple[Path, int, str | None]:
@@ -229,4 +242,135 @@ VIEW_PAGE = ToolSpec(
     ),
     arguments=ViewPageArgs,
     function=view_page,
+    evidence=True,
+)
+
+
+# page_image: a whole page for a view to draw the cited boxes on (the MCP evidence view).
+DEFAULT_WIDTH_PX = 900
+MIN_WIDTH_PX = 200
+MAX_WIDTH_PX = 2400
+LETTER_WIDTH_PT = 612.0  # a page's width when the index does not know it
+
+
+class PageBox(BaseModel):
+    id: str
+    bbox: list[float] = Field(description="[x0, y0, x1, y1] PDF points, top-left origin")
+
+
+class EvidencePage(ToolResult):
+    doc_id: str
+    page_number: int
+    page_label: str | None = Field(default=None, description=PAGE_LABEL_HELP)
+    page_count: int
+    width_pt: float = Field(description="Page width in PDF points, the space of every bbox.")
+    height_pt: float = Field(description="Page height in PDF points.")
+    width_px: int
+    height_px: int
+    boxes: list[PageBox] = Field(
+        description="The highlight ids found on this page, each with its bbox, to draw: the "
+        "image carries no marks. Scale a bbox by width_px / width_pt."
+    )
+    # Binary payload: the MCP layer sends it as image content, not inside the JSON.
+    png: bytes = Field(exclude=True, repr=False)
+    note: str | None = Field(default=None, description="Ids not on this page, or without a box.")
+
+    def to_markdown(self) -> str:
+        where = page_citation(self.page_number, self.page_label)
+        lines = [
+            f"doc {self.doc_id} page {where} of {self.page_count}: {self.width_px}x"
+            f"{self.height_px} px of a {self.width_pt:g}x{self.height_pt:g} pt page"
+        ]
+        lines += [f"- {box.id}: {box.bbox}" for box in self.boxes]
+        return with_note("\n".join(lines), self.note)
+
+    def image_png(self) -> bytes | None:
+        return self.png
+
+
+def page_image(
+    store: Store,
+    doc_id: str,
+    page_number: int,
+    highlight_ids: list[str] | None = None,
+    width_px: int = DEFAULT_WIDTH_PX,
+) -> EvidencePage:
+    """A whole page, unmarked and upright in the bboxes' own space (a rotated page is drawn
+    unrotated), with the boxes of the given ids on it: a view draws them itself, so it can
+    select, hover and rescale them without asking for another picture."""
+    if isinstance(width_px, bool) or not isinstance(width_px, int):
+        raise ToolError(f"width_px must be a whole number, got {width_px!r}")
+    if not MIN_WIDTH_PX <= width_px <= MAX_WIDTH_PX:
+        raise ToolError(
+            f"width_px must be between {MIN_WIDTH_PX} and {MAX_WIDTH_PX}, got {width_px}"
+        )
+    path, page_count, sha256 = _pdf_of(store, doc_id)
+    _check_page(doc_id, page_number, page_count)
+    found, elsewhere = boxes_of(store, doc_id, page_number, highlight_ids or [])
+    request = {
+        "path": os.fspath(path),
+        "sha256": sha256,
+        "page": page_number,
+        "box": None,
+        "dpi": _dpi_for(store, doc_id, page_number, width_px),
+        "max_pixels": MAX_PIXELS,
+        "marks": [],
+        "unrotated": True,
+    }
+    page = _render(store, request, doc_id)
+    notes = page.notes
+    if elsewhere:
+        notes.append(f"not on this page, or without a box: {', '.join(elsewhere)}")
+    x0, y0, x1, y1 = page.bbox
+    return EvidencePage(
+        doc_id=doc_id,
+        page_number=page_number,
+        page_label=page_labels(store).get((doc_id, page_number)),
+        page_count=page_count,
+        width_pt=round(x1 - x0, 2),
+        height_pt=round(y1 - y0, 2),
+        width_px=page.width,
+        height_px=page.height,
+        boxes=[PageBox(id=key, bbox=bbox) for key, bbox in found.items()],
+        png=page.png,
+        note="; ".join(notes) or None,
+    )
+
+
+def _dpi_for(store: Store, doc_id: str, page_number: int, width_px: int) -> int:
+    """The dpi that draws the page about ``width_px`` wide, within view_page's dpi range (the
+    worker lowers it further to stay under MAX_PIXELS)."""
+    sql = "SELECT width FROM pages WHERE doc_id = ? AND page_number = ?"
+    row = store.sql().execute(sql, [doc_id, page_number]).fetchone()
+    width_pt = float(row[0]) if row and row[0] else LETTER_WIDTH_PT
+    return min(MAX_DPI, max(MIN_DPI, round(width_px * 72 / width_pt)))
+
+
+class PageImageArgs(Arguments):
+    doc_id: Annotated[str, Field(description="From a hit, a cell or a table.", max_length=64)]
+    page_number: PageNumber
+    highlight_ids: Annotated[
+        list[Annotated[str, Field(max_length=100)]] | None,
+        Field(
+            description="ids whose boxes to return: a hit's cited ids, sentences, cells, table "
+            "rows, chunks, tables, figures",
+            max_length=MAX_HIGHLIGHTS,
+        ),
+    ] = None
+    width_px: Annotated[
+        int, Field(ge=MIN_WIDTH_PX, le=MAX_WIDTH_PX, description="about how wide to draw it")
+    ] = DEFAULT_WIDTH_PX
+
+
+PAGE_IMAGE = ToolSpec(
+    name="page_image",
+    summary="a whole page and the boxes of the given ids, for the evidence view to draw.",
+    description=(
+        "For the evidence view (an MCP App), not the model: a PNG of a whole PDF page, about "
+        "width_px wide and unmarked, with the page's size in PDF points and the bbox of each "
+        "of highlight_ids found on it, for the view to draw. " + BBOX_HELP
+    ),
+    arguments=PageImageArgs,
+    function=page_image,
+    visibility=("app",),
 )

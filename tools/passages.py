@@ -200,4 +200,5 @@ READ_PASSAGE = ToolSpec(
     ),
     arguments=ReadPassageArgs,
     function=read_passage,
+    evidence=True,
 )

@@ -478,4 +478,5 @@ RUN_PLAN = ToolSpec(
     ),
     arguments=RunPlanArgs,
     function=run_plan,
+    evidence=True,
 )

@@ -34,6 +34,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     tables.GET_TABLE,
     tables.LOOKUP_CELLS,
     pages.VIEW_PAGE,
+    pages.PAGE_IMAGE,
     calculator.CALCULATE,
     query_plans.COMPILE_QUERY,
     query_plans.RUN_PLAN,

@@ -7,7 +7,8 @@ is decoded at full size (1 GB for 8,000 x 8,000 px). So the file is read, checke
 SHA-256 recorded at indexing time and drawn here, never in the server.
 
 Request: ``{"path", "sha256", "page", "box", "dpi", "max_pixels", "marks"}`` (``box`` and the
-``marks`` to highlight in PDF points, in the unrotated page space the index uses). Reply: the
+``marks`` to highlight in PDF points, in the unrotated page space the index uses), and
+``"unrotated"`` to draw a rotated page as if it were not (``page_image``). Reply: the
 PNG as the payload with ``{"bbox", "width", "height", "dpi", "notes"}``, or ``{"error",
 "kind"}`` (``kind``: ``"memory"``, ``"stale"`` for a file moved or changed since indexing,
 ``"box"`` for a box off the page, or None). Before drawing, the page's largest image, when
@@ -99,6 +100,8 @@ def _read_verified(path: Path, expected: str | None) -> bytes:
 
 
 def _render(page: pymupdf.Page, request: dict[str, Any], note: Note) -> dict[str, Any]:
+    if request.get("unrotated"):  # page_image: a view draws index bboxes on it as they are
+        page.set_rotation(0)
     # Index bboxes are in the unrotated page space (as text extraction reports them);
     # rendering clips in the displayed space, hence the rotation matrix below.
     page_box = page.rect * page.derotation_matrix

@@ -606,6 +606,7 @@ VECTOR_SEARCH = ToolSpec(
     ),
     arguments=VectorSearchArgs,
     function=vector_search,
+    evidence=True,
 )
 
 HYBRID_SEARCH = ToolSpec(
@@ -622,4 +623,5 @@ HYBRID_SEARCH = ToolSpec(
     ),
     arguments=HybridSearchArgs,
     function=hybrid_search,
+    evidence=True,
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, get_type_hints
+from typing import Annotated, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -35,6 +35,12 @@ Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET, description="rows to skip, fo
 Coordinate = Annotated[float, Field(ge=-MAX_COORDINATE, le=MAX_COORDINATE, allow_inf_nan=False)]
 Box = Annotated[list[Coordinate], Field(min_length=4, max_length=4)]
 PageNumber = Annotated[int, Field(ge=1, le=MAX_PAGE, description="1-based PDF page")]
+
+
+# Who may call a tool (the MCP Apps extension's visibility): the model, a view the host shows
+# beside a result (an app), or both. A tool only a view calls (page_image) is left out of the
+# agent prompt, and hosts keep it out of the model's tool list.
+Caller = Literal["model", "app"]
 
 
 # How a tool that works in steps says how far it is: (steps done, steps in all, what was just
@@ -63,6 +69,10 @@ class ToolSpec:
     function: Callable[..., ToolResult]
     needs_store: bool = True  # False for tools that read no index (calculate)
     read_only: bool = True
+    # Its result cites places in documents (hits, sentences, cells, a page): hosts that show
+    # views draw them with the evidence view (mcp_server/evidence_app).
+    evidence: bool = False
+    visibility: tuple[Caller, ...] = ("model", "app")
 
     def run(
         self, store: Store, arguments: Mapping[str, Any], progress: Progress | None = None
@@ -80,6 +90,11 @@ class ToolSpec:
             return self.function(**values)
         with store.reading():  # the call reads one generation, whatever is published meanwhile
             return self.function(store, **values)
+
+    @property
+    def for_model(self) -> bool:
+        """Whether the model sees the tool (False: a view's helper, such as page_image)."""
+        return "model" in self.visibility
 
     @property
     def reports_progress(self) -> bool:

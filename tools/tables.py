@@ -583,6 +583,7 @@ GET_TABLE = ToolSpec(
     ),
     arguments=GetTableArgs,
     function=get_table,
+    evidence=True,
 )
 
 LOOKUP_CELLS = ToolSpec(
@@ -598,4 +599,5 @@ LOOKUP_CELLS = ToolSpec(
     ),
     arguments=LookupCellsArgs,
     function=lookup_cells,
+    evidence=True,
 )
