@@ -25,7 +25,7 @@ from mcp import Client
 
 from docsym.storage.backends import open_store
 from tests.conftest import REPO, needs_corpus
-from tests.test_mcp_app import EVIDENCE_URI, serve
+from tests.test_mcp_app import EVIDENCE_URI, first_sentence, serve
 
 playwright_api = pytest.importorskip(
     "playwright.async_api", reason="Playwright is not installed (pip install -e '.[test]')"
@@ -337,6 +337,36 @@ def test_the_view_draws_each_cited_box_on_its_page(evidence_index: Path, shots: 
 
     arguments = {"query": "lighthouse", "limit": 5}
     anyio.run(_browse, evidence_index, "hybrid_search", arguments, test, shots)
+
+
+@pytest.mark.parametrize("tool", ["read_passage", "view_page", "run_plan"])
+def test_each_evidence_tool_shows_the_lamp_sentence(
+    evidence_index: Path, shots: Path, tool: str
+) -> None:
+    """The other shapes of result the view reads: a passage's sentences, a page with the ids to
+    highlight (in the tool's arguments), a plan's leaves with their hits."""
+    lamp, doc_id, page, lamp_box = first_sentence(evidence_index, "lighthouse lamp")
+    arguments = {
+        "read_passage": {"id": lamp},
+        "view_page": {"doc_id": doc_id, "page_number": page, "dpi": 40, "highlight_ids": [lamp]},
+        "run_plan": {"expression": "Where can the lighthouse lamp be seen from?", "limit": 3},
+    }[tool]
+
+    async def test(session: Session, result: dict) -> None:
+        if tool == "run_plan":
+            hits = [hit for leaf in result["leaves"] for hit in leaf["hits"]]
+            assert (hits[0]["doc_id"], hits[0]["page_number"]) == (doc_id, page)
+            boxes = expected_boxes(evidence_index, hits, doc_id, page)
+        else:
+            boxes = {lamp: lamp_box}
+        assert lamp in boxes
+        shown = await session.settled(f"page {page} of 2", len(boxes))
+        pixels = await session.screenshot(tool)
+        check_print_under(session.page_images[-1], boxes)
+        check_boxes_drawn(pixels, shown, boxes)
+        check_quiet(session.requests)
+
+    anyio.run(_browse, evidence_index, tool, arguments, test, shots)
 
 
 def test_a_spreadsheet_cell_is_shown_in_its_table(evidence_index: Path, shots: Path) -> None:

@@ -146,8 +146,12 @@ function select(i) {
   state.selected = i;
   hitsList.querySelectorAll("li.hit").forEach((li, j) => li.classList.toggle("selected", i === j));
   const item = state.items[i];
+  const page = state.page;
   if (item.page_number == null || pageless(item)) showPassage(item, "");
-  else showPage(item.doc_id, item.page_number);
+  else if (page && !frame.hidden && page.doc_id === item.doc_id && page.page_number === item.page_number) {
+    state.asked++; // a page still on its way for an earlier choice is not wanted any more
+    drawBoxes(); // the page is shown already: only which boxes are current changes
+  } else showPage(item.doc_id, item.page_number);
 }
 
 // What the result itself says has no page image: a spreadsheet cell (it has an address, not a
@@ -343,7 +347,9 @@ function applyContext(context) {
   }
 }
 
-const app = new App({ name: "docsym-evidence", version: "1.0.0" }, {});
+// Its layout follows the room it is given, so a host may show it inline or full screen.
+const capabilities = { availableDisplayModes: ["inline", "fullscreen"] };
+const app = new App({ name: "docsym-evidence", version: "1.0.0" }, capabilities);
 app.addEventListener("toolinput", (params) => {
   state.input = params.arguments ?? {};
 });
