@@ -187,9 +187,10 @@ async function showPage(docId, pageNumber) {
   state.page = { ...result.structuredContent, onPage };
   passage.hidden = true;
   frame.hidden = false;
+  frame.querySelectorAll(".box").forEach((box) => box.remove()); // the last page's
   image.onload = () => {
     drawBoxes();
-    status(result.structuredContent.note ?? "");
+    status(""); // page_image's note names ids it found no box for: drawBoxes drew their own
   };
   image.src = `data:${picture.mimeType};base64,${picture.data}`;
   showPageLabel(state.page);
@@ -253,7 +254,7 @@ async function showPassage(item, why) {
   const parts = [];
   if (item.address) parts.push(line("address", `cell ${item.address}${item.page_label ? ` · ${item.page_label}` : ""}`));
   let table = item.table ? tableOf(item.table, null) : null;
-  if (!table && item.cell_id && item.table_id) {
+  if (!table && item.table_id) { // a cell's or a table hit's table, read whole
     const whole = await callTool("get_table", { table_id: item.table_id, format: "cells" });
     if (asked !== state.asked) return;
     table = whole ? tableOf(whole, item.cell_id) : null;
