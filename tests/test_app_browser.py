@@ -25,7 +25,7 @@ from mcp import Client
 
 from docsym.storage.backends import open_store
 from tests.conftest import REPO, needs_corpus
-from tests.test_mcp_app import EVIDENCE_URI, serve
+from tests.test_mcp_app import EVIDENCE_URI, first_sentence, serve
 
 playwright_api = pytest.importorskip(
     "playwright.async_api", reason="Playwright is not installed (pip install -e '.[test]')"
@@ -120,6 +120,12 @@ class Session:
     async def open(self, html: str, arguments: dict, result: dict) -> None:
         self.page.on("request", lambda request: self.requests.append(request.url))
         self.page.on("websocket", lambda socket: self.requests.append(socket.url))
+        await self.page.route("**/*", lambda route: route.abort())  # nothing gets out anyway
+        # A load the view's own policy refuses never becomes a request: record the refusals.
+        await self.page.add_init_script(
+            "window.refused = []; document.addEventListener('securitypolicyviolation', "
+            "(e) => window.refused.push([e.blockedURI, e.effectiveDirective]));"
+        )
         await self.page.expose_binding("callServerTool", self.call_server_tool)
         await self.page.set_content(HOST)
         await self.page.evaluate(
@@ -264,9 +270,21 @@ def check_page_shown(pixmap: pymupdf.Pixmap, shown: Shown, page_image: dict) -> 
     assert inked > 100, "the page image looks blank"
 
 
-def check_quiet(requests: list[str]) -> None:
-    left = [url for url in requests if not url.startswith(("data:", "blob:", "about:"))]
+# The one refusal the view meets: zod (inside the library) probes whether `new Function` is
+# allowed, in a try block; the policy says no, and the App runs zod without it.
+EXPECTED_REFUSALS = [["eval", "script-src"]]
+
+
+async def check_quiet(session: Session) -> None:
+    """No request left the host page, and the view tried to load nothing its policy refused;
+    then, to show the recording works, the host asks for a URL (aborted) and it is seen."""
+    left = [url for url in session.requests if not url.startswith(("data:", "blob:", "about:"))]
     assert not left, f"requests left the host: {left}"
+    refused = await session.frame.evaluate("window.refused")
+    assert [r for r in refused if r not in EXPECTED_REFUSALS] == [], refused
+    probe = "https://docsym.invalid/probe"
+    await session.page.evaluate("(url) => fetch(url).catch(() => null)", probe)
+    assert probe in session.requests
 
 
 async def _browse(index: Path, tool: str, arguments: dict, test: Any, shots: Path) -> None:
@@ -333,10 +351,40 @@ def test_the_view_draws_each_cited_box_on_its_page(evidence_index: Path, shots: 
         log = await session.page.evaluate("window.hostLog")
         assert log[:2] == ["ui/initialize", "ui/notifications/initialized"]
         assert log.count("tools/call") == len(session.page_images) == 3
-        check_quiet(session.requests)
+        await check_quiet(session)
 
     arguments = {"query": "lighthouse", "limit": 5}
     anyio.run(_browse, evidence_index, "hybrid_search", arguments, test, shots)
+
+
+@pytest.mark.parametrize("tool", ["read_passage", "view_page", "run_plan"])
+def test_each_evidence_tool_shows_the_lamp_sentence(
+    evidence_index: Path, shots: Path, tool: str
+) -> None:
+    """The other shapes of result the view reads: a passage's sentences, a page with the ids to
+    highlight (in the tool's arguments), a plan's leaves with their hits."""
+    lamp, doc_id, page, lamp_box = first_sentence(evidence_index, "lighthouse lamp")
+    arguments = {
+        "read_passage": {"id": lamp},
+        "view_page": {"doc_id": doc_id, "page_number": page, "dpi": 40, "highlight_ids": [lamp]},
+        "run_plan": {"expression": "Where can the lighthouse lamp be seen from?", "limit": 3},
+    }[tool]
+
+    async def test(session: Session, result: dict) -> None:
+        if tool == "run_plan":
+            hits = [hit for leaf in result["leaves"] for hit in leaf["hits"]]
+            assert (hits[0]["doc_id"], hits[0]["page_number"]) == (doc_id, page)
+            boxes = expected_boxes(evidence_index, hits, doc_id, page)
+        else:
+            boxes = {lamp: lamp_box}
+        assert lamp in boxes
+        shown = await session.settled(f"page {page} of 2", len(boxes))
+        pixels = await session.screenshot(tool)
+        check_print_under(session.page_images[-1], boxes)
+        check_boxes_drawn(pixels, shown, boxes)
+        await check_quiet(session)
+
+    anyio.run(_browse, evidence_index, tool, arguments, test, shots)
 
 
 def test_a_spreadsheet_cell_is_shown_in_its_table(evidence_index: Path, shots: Path) -> None:
@@ -359,7 +407,7 @@ def test_a_spreadsheet_cell_is_shown_in_its_table(evidence_index: Path, shots: P
         assert address == "cell B3 · sheet Tides"
         assert await session.frame.is_hidden("#page-frame")
         await session.screenshot("cell-in-table")
-        check_quiet(session.requests)
+        await check_quiet(session)
 
     arguments = {
         "table_id": table_id,
@@ -404,7 +452,7 @@ def test_dpr_table_2_trec_cell_is_boxed_on_its_cell(dpr_index: Path, shots: Path
         check_page_shown(pixels, shown, session.page_images[-1])
         check_print_under(session.page_images[-1], boxes)
         check_boxes_drawn(pixels, shown, boxes)
-        check_quiet(session.requests)
+        await check_quiet(session)
 
     arguments = {
         "table_id": table_id,

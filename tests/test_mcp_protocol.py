@@ -59,6 +59,7 @@ async def _valid_calls(client: Client) -> dict[str, dict[str, Any]]:
         "get_table": {"table_id": table_id, "format": "cells"},
         "lookup_cells": {"table_id": table_id, "limit": 5},
         "view_page": {"doc_id": doc_id, "page_number": 1, "dpi": 50, "highlight_ids": [table_id]},
+        "page_image": {"doc_id": doc_id, "page_number": 1, "highlight_ids": [table_id]},
         "calculate": {"expr": "round(94.1 - 91.2, 1)"},
         "compile_query": {"expression": "Which method wins * What does {method} cost?"},
         "run_plan": {"expression": PLAN, "limit": 2},

@@ -63,3 +63,11 @@ def test_the_python_api_names_the_tools_and_the_indexer() -> None:
     assert docsym.__version__ not in ("", "0.0.0")
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = docsym.nope
+
+
+def test_the_evidence_view_ships_in_the_wheel(wheel: zipfile.ZipFile) -> None:
+    """Its page, script and vendored library are data files, not modules: package-data."""
+    names = set(wheel.namelist())
+    app = "docsym/mcp_server/evidence_app/"
+    for name in ("evidence.html", "evidence.js", "vendor/ext-apps-2.0.4-app-with-deps.js"):
+        assert app + name in names, f"{name} is missing from the wheel"

@@ -62,10 +62,11 @@ def test_server_registers_exactly_the_registry(sample_index: Path) -> None:
     assert registered == {spec.name: (set(spec.arguments.model_fields), True) for spec in TOOLS}
 
 
-def test_agent_prompt_lists_every_tool_and_stays_lean() -> None:
+def test_agent_prompt_lists_every_tool_for_the_model_and_stays_lean() -> None:
     prompt = guide.agent_prompt("How many tables are in section 5?")
     for spec in TOOLS:
-        assert f"- {spec.usage()}: " in prompt
+        assert (f"- {spec.usage()}: " in prompt) == spec.for_model, spec.name
+    assert not tool("page_image").for_model  # the evidence view's, hidden from the model
     assert "docsym://schema" in prompt
     assert len(guide.agent_prompt("")) < 6000
 

@@ -146,8 +146,12 @@ function select(i) {
   state.selected = i;
   hitsList.querySelectorAll("li.hit").forEach((li, j) => li.classList.toggle("selected", i === j));
   const item = state.items[i];
+  const page = state.page;
   if (item.page_number == null || pageless(item)) showPassage(item, "");
-  else showPage(item.doc_id, item.page_number);
+  else if (page && !frame.hidden && page.doc_id === item.doc_id && page.page_number === item.page_number) {
+    state.asked++; // a page still on its way for an earlier choice is not wanted any more
+    drawBoxes(); // the page is shown already: only which boxes are current changes
+  } else showPage(item.doc_id, item.page_number);
 }
 
 // What the result itself says has no page image: a spreadsheet cell (it has an address, not a
@@ -183,9 +187,10 @@ async function showPage(docId, pageNumber) {
   state.page = { ...result.structuredContent, onPage };
   passage.hidden = true;
   frame.hidden = false;
+  frame.querySelectorAll(".box").forEach((box) => box.remove()); // the last page's
   image.onload = () => {
     drawBoxes();
-    status(result.structuredContent.note ?? "");
+    status(""); // page_image's note names ids it found no box for: drawBoxes drew their own
   };
   image.src = `data:${picture.mimeType};base64,${picture.data}`;
   showPageLabel(state.page);
@@ -249,7 +254,7 @@ async function showPassage(item, why) {
   const parts = [];
   if (item.address) parts.push(line("address", `cell ${item.address}${item.page_label ? ` · ${item.page_label}` : ""}`));
   let table = item.table ? tableOf(item.table, null) : null;
-  if (!table && item.cell_id && item.table_id) {
+  if (!table && item.table_id) { // a cell's or a table hit's table, read whole
     const whole = await callTool("get_table", { table_id: item.table_id, format: "cells" });
     if (asked !== state.asked) return;
     table = whole ? tableOf(whole, item.cell_id) : null;
@@ -343,7 +348,9 @@ function applyContext(context) {
   }
 }
 
-const app = new App({ name: "docsym-evidence", version: "1.0.0" }, {});
+// Its layout follows the room it is given, so a host may show it inline or full screen.
+const capabilities = { availableDisplayModes: ["inline", "fullscreen"] };
+const app = new App({ name: "docsym-evidence", version: "1.0.0" }, capabilities);
 app.addEventListener("toolinput", (params) => {
   state.input = params.arguments ?? {};
 });
