@@ -177,6 +177,19 @@ class Session:
             boxes=inside["boxes"],
         )
 
+    async def titled(self, titles: list[str]) -> None:
+        """Wait until the hits name their documents by ``titles`` (in order), and the page
+        by the first's."""
+        await self.frame.wait_for_function(
+            """(titles) => {
+                const docs = [...document.querySelectorAll("li.hit .doc")];
+                return JSON.stringify(docs.map((d) => d.textContent)) === JSON.stringify(titles)
+                    && document.getElementById("doc-title").textContent === titles[0];
+            }""",
+            arg=titles,
+            timeout=30_000,
+        )
+
     async def screenshot(self, name: str) -> pymupdf.Pixmap:
         # The view paints in its own frame (a process of its own, its origin being opaque):
         # let it paint twice, so the shot shows what its DOM now holds.
@@ -202,6 +215,16 @@ def expected_boxes(index: Path, hits: list[dict], doc_id: str, page: int) -> dic
     return {i: list(rows[i]) for i in ids}
 
 
+def title_of(index: Path, doc_id: str) -> str:
+    """The name a person reads a document by: its title, else its file name."""
+    store = open_store(index)
+    try:
+        sql = "SELECT coalesce(nullif(title, ''), file_name) FROM documents WHERE doc_id = ?"
+        return store.sql().execute(sql, [doc_id]).fetchone()[0]
+    finally:
+        store.close()
+
+
 def on_screen(shown: Shown, bbox: list[float]) -> tuple[float, float, float, float]:
     left, top = shown.image[:2]
     x0, y0, x1, y1 = (v * shown.scale for v in bbox)
@@ -214,14 +237,15 @@ def is_mark(pixmap: pymupdf.Pixmap, x: float, y: float) -> bool:
 
 
 def check_boxes_drawn(pixmap: pymupdf.Pixmap, shown: Shown, boxes: dict[str, list]) -> None:
-    """Each box's border lies on its bbox (the middle of the 3 px border, all the way round),
-    and no pixel of the box colour on the page image is anywhere but on some box's border."""
+    """Each box's 3 px border runs just outside its bbox, all the way round (so it covers
+    nothing it cites), and no pixel of the box colour on the page image is anywhere but on
+    some box's border."""
     rects = [on_screen(shown, bbox) for bbox in boxes.values()]
     for box_id, (x0, y0, x1, y1) in zip(boxes, rects, strict=True):
-        ring = [(x, y0 + 1.5) for x in _steps(x0 + 4, x1 - 4)]
-        ring += [(x, y1 - 1.5) for x in _steps(x0 + 4, x1 - 4)]
-        ring += [(x0 + 1.5, y) for y in _steps(y0 + 4, y1 - 4)]
-        ring += [(x1 - 1.5, y) for y in _steps(y0 + 4, y1 - 4)]
+        ring = [(x, y0 - 1.5) for x in _steps(x0, x1)]
+        ring += [(x, y1 + 1.5) for x in _steps(x0, x1)]
+        ring += [(x0 - 1.5, y) for y in _steps(y0, y1)]
+        ring += [(x1 + 1.5, y) for y in _steps(y0, y1)]
         drawn = sum(is_mark(pixmap, x, y) for x, y in ring)
         assert drawn >= 0.95 * len(ring), f"{box_id}: {drawn} of {len(ring)} border points drawn"
     left, top, right, bottom = (int(v) for v in shown.image)
@@ -236,8 +260,8 @@ def check_boxes_drawn(pixmap: pymupdf.Pixmap, shown: Shown, boxes: dict[str, lis
 
 def _on_border(x: int, y: int, rect: tuple[float, float, float, float]) -> bool:
     x0, y0, x1, y1 = rect
-    outside = x0 - NEAR <= x <= x1 + NEAR and y0 - NEAR <= y <= y1 + NEAR
-    inside = x0 + 3 + NEAR <= x <= x1 - 3 - NEAR and y0 + 3 + NEAR <= y <= y1 - 3 - NEAR
+    outside = x0 - 3 - NEAR <= x <= x1 + 3 + NEAR and y0 - 3 - NEAR <= y <= y1 + 3 + NEAR
+    inside = x0 + NEAR <= x <= x1 - NEAR and y0 + NEAR <= y <= y1 - NEAR
     return outside and not inside
 
 
@@ -324,6 +348,8 @@ def test_the_view_draws_each_cited_box_on_its_page(evidence_index: Path, shots: 
         assert shown.keys == [h["primary_key"] for h in hits]
         assert shown.selected == [first["primary_key"]]
         assert sorted(shown.boxes) == sorted(boxes)
+        # Each hit, and the page, name their document by its title.
+        await session.titled([title_of(evidence_index, h["doc_id"]) for h in hits])
         pixels = await session.screenshot("1-first-hit")
         check_page_shown(pixels, shown, session.page_images[-1])
         check_print_under(session.page_images[-1], boxes)
@@ -350,7 +376,9 @@ def test_the_view_draws_each_cited_box_on_its_page(evidence_index: Path, shots: 
 
         log = await session.page.evaluate("window.hostLog")
         assert log[:2] == ["ui/initialize", "ui/notifications/initialized"]
-        assert log.count("tools/call") == len(session.page_images) == 3
+        # Three pages and one run_sql for the documents' titles, all through the bridge.
+        assert len(session.page_images) == 3
+        assert log.count("tools/call") == 4
         await check_quiet(session)
 
     arguments = {"query": "lighthouse", "limit": 5}
@@ -474,15 +502,15 @@ def test_the_pixel_checks_tell_a_right_box_from_a_misplaced_one() -> None:
 
 
 def _checked(shown: Shown, bbox: list[float], shifts: list[tuple[int, int]]) -> bool:
-    """Whether check_boxes_drawn accepts a screenshot with a 3 px box drawn at ``bbox`` moved
-    by each of ``shifts``."""
+    """Whether check_boxes_drawn accepts a screenshot with a 3 px border drawn just outside
+    ``bbox`` moved by each of ``shifts``."""
     pixmap = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 400, 300), 0)
     pixmap.clear_with(255)
     x0, y0, x1, y1 = (int(v) for v in bbox)
     for dx, dy in shifts:
-        for x in range(x0 + dx, x1 + dx):
-            for y in range(y0 + dy, y1 + dy):
-                if min(x - x0 - dx, x1 + dx - 1 - x, y - y0 - dy, y1 + dy - 1 - y) < 3:
+        for x in range(x0 + dx - 3, x1 + dx + 3):
+            for y in range(y0 + dy - 3, y1 + dy + 3):
+                if not (x0 + dx <= x < x1 + dx and y0 + dy <= y < y1 + dy):
                     pixmap.set_pixel(x, y, MARK)
     try:
         check_boxes_drawn(pixmap, shown, {"x1": bbox})

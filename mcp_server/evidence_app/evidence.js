@@ -8,6 +8,8 @@ const { App } = globalThis.McpExtApps;
 const MAX_IDS = 50; // page_image takes at most 50 highlight_ids
 const MIN_WIDTH_PX = 400;
 const MAX_WIDTH_PX = 2400; // page_image's bound
+const MAX_TITLES = 100; // documents named per result
+const BORDER_PX = 3; // a box's border width, as evidence.html's .box draws it
 
 const $ = (id) => document.getElementById(id);
 const hitsList = $("hits");
@@ -21,6 +23,7 @@ const state = {
   selected: -1,
   page: null, // the page shown: page_image's structured content and the items on it
   asked: 0, // the latest page asked for: a slower, older answer is dropped
+  titles: new Map(), // doc_id -> the document's title (or file name), read once per result
 };
 
 // -- what a result cites -----------------------------------------------------------------------
@@ -122,18 +125,39 @@ function renderList() {
       li.className = "hit";
       li.tabIndex = 0;
       li.dataset.key = item.key;
+      const doc = document.createElement("div");
+      doc.className = "doc";
+      doc.dataset.docId = item.doc_id ?? "";
+      doc.textContent = state.titles.get(item.doc_id) ?? item.doc_id ?? "";
       const where = document.createElement("div");
       where.className = "where";
       where.textContent = `${item.heading} · ${citation(item)}`;
       const text = document.createElement("div");
       text.className = "text";
       text.textContent = item.text;
-      li.append(where, text);
+      li.append(doc, where, text);
       li.addEventListener("click", () => select(i));
       li.addEventListener("keydown", (event) => event.key === "Enter" && select(i));
       return li;
     }),
   );
+}
+
+// The documents' titles, in one run_sql call for the whole result: a person reads a hit by the
+// document it comes from, and the tools' results name documents by doc_id only.
+async function loadTitles() {
+  const ids = [...new Set(state.items.map((item) => item.doc_id).filter(Boolean))]
+    .filter((id) => !state.titles.has(id))
+    .slice(0, MAX_TITLES);
+  if (!ids.length) return;
+  const quoted = ids.map((id) => `'${String(id).replaceAll("'", "''")}'`).join(", ");
+  const sql = `SELECT doc_id, coalesce(nullif(title, ''), file_name) FROM documents WHERE doc_id IN (${quoted})`;
+  const found = await callTool("run_sql", { sql });
+  for (const [docId, title] of found?.rows ?? []) state.titles.set(docId, title);
+  hitsList.querySelectorAll(".doc").forEach((doc) => {
+    doc.textContent = state.titles.get(doc.dataset.docId) ?? doc.textContent;
+  });
+  if (state.page) showPageLabel(state.page);
 }
 
 function citation(item) {
@@ -221,16 +245,19 @@ function drawBoxes() {
     const box = document.createElement("div");
     box.className = mine.has(id) ? "box current" : "box";
     box.dataset.id = id;
-    box.style.left = `${x0 * scale}px`;
-    box.style.top = `${y0 * scale}px`;
-    box.style.width = `${(x1 - x0) * scale}px`;
-    box.style.height = `${(y1 - y0) * scale}px`;
+    // The border is drawn just outside the bbox, so it never covers what it cites (a small
+    // cell's digits); the box's inner edge is the bbox.
+    box.style.left = `${x0 * scale - BORDER_PX}px`;
+    box.style.top = `${y0 * scale - BORDER_PX}px`;
+    box.style.width = `${(x1 - x0) * scale + 2 * BORDER_PX}px`; // border-box: both borders in
+    box.style.height = `${(y1 - y0) * scale + 2 * BORDER_PX}px`;
     frame.append(box);
   }
 }
 
 function showPageLabel(page) {
   const printed = page.page_label ? ` · ${page.page_label}` : "";
+  $("doc-title").textContent = state.titles.get(page.doc_id) ?? "";
   $("page-label").textContent = `page ${page.page_number} of ${page.page_count}${printed}`;
   $("prev").disabled = page.page_number <= 1;
   $("next").disabled = page.page_number >= page.page_count;
@@ -336,6 +363,7 @@ function showResult(result) {
   state.page = null;
   state.items = result.isError ? [] : itemsOf(result.structuredContent ?? {}, state.input);
   renderList();
+  loadTitles();
   if (state.items.length) select(0);
   else status(result.isError ? textOf(result) : "Nothing in this result cites a place.");
 }
