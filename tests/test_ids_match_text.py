@@ -184,7 +184,10 @@ def test_document_and_tree_tools_show_their_rows_text(store: Store) -> None:
         for section in outline.sections:
             assert_holds(store, section.section_id, "title", section.title, "get_outline")
         subtree = select_subtree(store, doc_id, limit=200)
-        for node in subtree.nodes:
+        # Every node but the chunks, and every fourth chunk: chunks are most of a tree, and
+        # checking each took 100 s of the test run.
+        nodes = [n for i, n in enumerate(subtree.nodes) if n.ref_table != "chunks" or i % 4 == 0]
+        for node in nodes:
             assert_node_holds(store, node, "select_subtree")
         ranked = rank_nodes(store, QUESTIONS[0], doc_id, limit=10)
         for node in ranked.nodes:

@@ -70,6 +70,7 @@ def _arguments(store: Store) -> dict[str, dict]:
         "get_table": {"table_id": table},
         "lookup_cells": {"table_id": table, "row_path_contains": ["BM25"]},
         "view_page": {"doc_id": doc, "page_number": 1},
+        "page_image": {"doc_id": doc, "page_number": 1, "highlight_ids": [chunk]},
         "calculate": {"expr": "(0.91 - 0.84) / 0.84"},
         "compile_query": {"expression": "What does reciprocal rank fusion add"},
         "run_plan": {"expression": "What does reciprocal rank fusion add"},
