@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
@@ -81,16 +81,7 @@ def view_page(
     _check_page(doc_id, page_number, page_count)
     cited, elsewhere = boxes_of(store, doc_id, page_number, highlight_ids or [])
     marks += [_check_box(box, "a highlighted id's bbox") for box in cited.values()]
-    request = {
-        "path": os.fspath(path),
-        "sha256": sha256,
-        "page": page_number,
-        "box": wanted,
-        "dpi": dpi,
-        "max_pixels": MAX_PIXELS,
-        "marks": marks,
-    }
-    page = _render(store, request, doc_id)
+    page = _render(store, doc_id, page_number, path, sha256, dpi=dpi, box=wanted, marks=marks)
     notes = page.notes
     if elsewhere:
         notes.append(f"not highlighted (not on this page, or no box): {', '.join(elsewhere)}")
@@ -116,9 +107,30 @@ def _check_page(doc_id: str, page_number: int, page_count: int) -> None:
         )
 
 
-def _render(store: Store, request: dict[str, Any], doc_id: str) -> Rendered:
-    """The page a request asks for, drawn by a render worker; refusals say what to do."""
-    page_number = request["page"]
+def _render(
+    store: Store,
+    doc_id: str,
+    page_number: int,
+    path: Path,
+    sha256: str | None,
+    *,
+    dpi: int,
+    box: list[float] | None = None,
+    marks: list[list[float]] | None = None,
+    unrotated: bool = False,
+) -> Rendered:
+    """The page (or its ``box``) drawn by a render worker (``tools/render_worker.py``'s
+    request), ``marks`` highlighted; refusals say what to do."""
+    request = {
+        "path": os.fspath(path),
+        "sha256": sha256,
+        "page": page_number,
+        "box": box,
+        "dpi": dpi,
+        "max_pixels": MAX_PIXELS,
+        "marks": marks or [],
+        "unrotated": unrotated,
+    }
     try:
         return render(request, f"page {page_number} of document {doc_id}")
     except RenderRefused as refused:
@@ -307,17 +319,8 @@ def page_image(
     path, page_count, sha256 = _pdf_of(store, doc_id)
     _check_page(doc_id, page_number, page_count)
     found, elsewhere = boxes_of(store, doc_id, page_number, highlight_ids or [])
-    request = {
-        "path": os.fspath(path),
-        "sha256": sha256,
-        "page": page_number,
-        "box": None,
-        "dpi": _dpi_for(store, doc_id, page_number, width_px),
-        "max_pixels": MAX_PIXELS,
-        "marks": [],
-        "unrotated": True,
-    }
-    page = _render(store, request, doc_id)
+    dpi = _dpi_for(store, doc_id, page_number, width_px)
+    page = _render(store, doc_id, page_number, path, sha256, dpi=dpi, unrotated=True)
     notes = page.notes
     if elsewhere:
         notes.append(f"not on this page, or without a box: {', '.join(elsewhere)}")
