@@ -72,11 +72,9 @@ def _hit(rank: int, key: str, text: str, cited: list[str], page: int = 1) -> Sea
     )  # fmt: skip
 
 
-def test_hits_citing_the_same_box_fold_and_the_next_distinct_ones_fill_the_limit(monkeypatch):
+def test_hits_citing_the_same_box_fold_and_the_next_distinct_ones_fill_the_limit():
     """A chunk, the next chunk and their page citing one sentence are one place to read; the
     limit is filled from further down the ranking, reading evidence only for what is missing."""
-    import docsym.tools.search as search
-
     ranked = [
         _hit(1, "c1", "the answer, with the chunk's context", ["x7"]),
         _hit(2, "c2", "the answer, with the next chunk's context", ["x7"]),
@@ -86,16 +84,27 @@ def test_hits_citing_the_same_box_fold_and_the_next_distinct_ones_fill_the_limit
         _hit(6, "c15", "never needed", ["x50"], page=4),
     ]
     read: list[str] = []
-    monkeypatch.setattr(
-        search,
-        "_with_evidence",
-        lambda store, q, hits, size: read.extend(h.primary_key for h in hits) or hits,
-    )
-    kept = _distinct_cited(None, None, ranked, limit=3, size=700)
+    kept = _distinct_cited(lambda hits: read.extend(h.primary_key for h in hits) or hits, ranked, 3)
     assert [h.primary_key for h in kept] == ["c1", "c9", "c12"]
     assert [h.rank for h in kept] == [1, 2, 3]
     assert [p.primary_key for p in kept[0].also] == ["c2", "p1"]
     assert read == ["c1", "c2", "p1", "c9", "c12"]  # never c15
+
+
+def test_copies_of_a_passage_are_folded_without_being_cited():
+    """A library holding one paper many times returns hits found by the same text: only the
+    first copy is cited, the rest are listed where it also stands, and the limit is filled by
+    distinct passages from further down."""
+    copies = [_hit(n, f"copy{n}", "the same paragraph in every copy", ["s1"]) for n in range(1, 9)]
+    for n, hit in enumerate(copies):
+        hit.doc_id = f"doc{n}"
+    ranked = [*copies[:5], _hit(6, "other", "a different passage", ["s2"], page=2), *copies[5:]]
+    read: list[str] = []
+    kept = _distinct_cited(lambda hits: read.extend(h.primary_key for h in hits) or hits, ranked, 2)
+    assert [h.primary_key for h in kept] == ["copy1", "other"]
+    assert read == ["copy1", "other"]
+    assert [p.primary_key for p in kept[0].also] == ["copy2", "copy3", "copy4", "copy5"]
+    assert {p.doc_id for p in kept[0].also} == {"doc1", "doc2", "doc3", "doc4"}
 
 
 def test_a_page_shown_again_is_marked_and_each_group_reads_by_score(sample_store):

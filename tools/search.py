@@ -7,7 +7,7 @@ the sentence or table row that answers, and an excerpt around it, so a client ca
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated
 
 import numpy as np
@@ -19,7 +19,7 @@ from docsym.storage.derived import of_documents
 from docsym.storage.schema import POOLED, dense_columns, encodable_columns, table
 from docsym.storage.store import EntryRow, Store
 from docsym.tools.errors import ToolError
-from docsym.tools.evidence import Target, find_evidence, table_caption
+from docsym.tools.evidence import Evidence, Target, find_evidence, table_caption
 from docsym.tools.filters import MAX_FILTER_CHARS, OPERATORS_HELP, parse_filter
 from docsym.tools.fusion import fuse, prepare
 from docsym.tools.question import Question, read_question
@@ -419,11 +419,13 @@ def _first_distinct(
     size: int,
 ) -> list[SearchHit]:
     """The first ``limit`` distinct hits of a ranking (``_distinct_cited``), asking ``ranked``
-    for twice as many as wanted, and for more only when repeats used up that room."""
+    for twice as many as wanted, and for more only when repeats used up that room. Each hit's
+    evidence is read once however often the ranking is asked again."""
+    cite = _Citer(store, question, size)
     wanted = 2 * limit
     while True:
         hits = ranked(wanted)
-        distinct = _distinct_cited(store, question, hits, limit, size)
+        distinct = _distinct_cited(cite, hits, limit)
         if len(distinct) >= limit or len(hits) < wanted or wanted >= MAX_RANKED:
             return distinct
         wanted = min(2 * wanted, MAX_RANKED)
@@ -441,30 +443,60 @@ def _mark_again(hits: list[SearchHit]) -> None:
 
 
 def _distinct_cited(
-    store: Store, question: Question, ranked: list[SearchHit], limit: int, size: int
+    cite: Callable[[list[SearchHit]], list[SearchHit]], ranked: list[SearchHit], limit: int
 ) -> list[SearchHit]:
-    """The first ``limit`` distinct hits, each cited (``_with_evidence``). A hit whose text, or
-    whose cited box, an earlier hit already shows is folded into that hit's ``also``: a chunk,
-    the next chunk and their page citing one sentence, or a passage a document repeats, are one
-    place to read. Evidence is read for as many hits as are still missing, so a result without
-    repeats costs no more than before."""
+    """The first ``limit`` distinct hits, each cited (``cite``). A hit whose text, or whose
+    cited box, an earlier hit already shows is folded into that hit's ``also``: a chunk, the
+    next chunk and their page citing one sentence, or a passage a document repeats, are one
+    place to read. A hit found by the same text as an earlier one is folded before it is cited:
+    a library holding a paper many times over costs one citation for all its copies. Evidence
+    is read for as many hits as are still missing, so a result without repeats costs no more."""
     kept: list[SearchHit] = []
     first_with: dict[tuple, SearchHit] = {}
-    start = 0
-    while len(kept) < limit and start < len(ranked):
-        batch = ranked[start : start + limit - len(kept)]
-        start += len(batch)
-        for hit in _with_evidence(store, question, batch, size):
+    shown_in: dict[tuple, SearchHit] = {}  # the kept hit each found text went into
+    repeats: list[tuple[SearchHit, tuple]] = []
+    pending = iter(ranked)
+    while len(kept) < limit:
+        batch, found_by = _next_batch(pending, limit - len(kept), shown_in, repeats)
+        if not batch:
+            break
+        for hit, found in zip(cite(batch), found_by, strict=True):
             keys = _sameness(hit)
             earlier = next((first_with[k] for k in keys if k in first_with), None)
             if earlier is not None:
                 _fold(earlier, hit)
+                shown_in[found] = earlier
                 continue
             first_with.update(dict.fromkeys(keys, hit))
+            shown_in[found] = hit
             kept.append(hit)
+    for repeat, found in repeats:
+        _fold(shown_in[found], repeat)
     for rank, hit in enumerate(kept, 1):
         hit.rank = rank
     return kept
+
+
+def _next_batch(
+    pending: Iterator[SearchHit],
+    size: int,
+    seen: Mapping[tuple, SearchHit],
+    repeats: list[tuple[SearchHit, tuple]],
+) -> tuple[list[SearchHit], list[tuple]]:
+    """The next ``size`` hits found by a text no earlier hit was found by (``seen``), with
+    those texts; the hits passed over go to ``repeats`` with the text they repeat."""
+    batch: list[SearchHit] = []
+    found_by: list[tuple] = []
+    for hit in pending:
+        found = (hit.table_name, hit.column_name, one_spaced(hit.text))
+        if found in seen or found in found_by:
+            repeats.append((hit, found))
+        else:
+            batch.append(hit)
+            found_by.append(found)
+        if len(batch) == size:
+            break
+    return batch, found_by
 
 
 def _fold(kept: SearchHit, repeat: SearchHit) -> None:
@@ -491,32 +523,46 @@ def _sameness(hit: SearchHit) -> list[tuple]:
     return keys
 
 
-def _with_evidence(
-    store: Store, question: Question, hits: list[SearchHit], size: int
-) -> list[SearchHit]:
-    """Cite each hit by the sentence or table row that answers the question, and show it where
-    the hit's row holds it (``_move``)."""
-    targets = [
-        Target(h.table_name, h.column_name, h.primary_key, h.doc_id, h.page_number) for h in hits
-    ]
-    for hit, evidence in zip(hits, find_evidence(store, question, targets, size), strict=True):
-        hit.bbox = evidence.bbox
-        hit.cited = evidence.cited
-        hit.page_number = evidence.page_number
-        hit.page_label = evidence.page_label
-        elsewhere = evidence.within is not None and evidence.within != hit.primary_key
-        if elsewhere and hit.table_name in _CONTAINERS:
-            _move(store, hit, evidence.within, size)
-        elif elsewhere:  # the box and cited ids say where the answer is printed
-            if evidence.excerpt:
-                _show_if_held(store, hit, evidence.excerpt)
-            continue
-        if evidence.excerpt and hit.table_name == "tables" and hit.text:
-            hit.text = _trim(caption_then_rows(hit.text, evidence.excerpt), size)
-        elif evidence.excerpt:
-            hit.text = evidence.excerpt
-        hit.read_with = _table_tools(hit)
-    return hits
+class _Citer:
+    """Cites one search's hits by the sentence or table row that answers its question, and
+    shows each where the hit's row holds it (``_move``); each row's evidence is read once."""
+
+    def __init__(self, store: Store, question: Question, size: int) -> None:
+        self.store, self.question, self.size = store, question, size
+        self._read: dict[Target, Evidence] = {}
+
+    def __call__(self, hits: list[SearchHit]) -> list[SearchHit]:
+        targets = [
+            Target(h.table_name, h.column_name, h.primary_key, h.doc_id, h.page_number)
+            for h in hits
+        ]
+        unread = [t for t in dict.fromkeys(targets) if t not in self._read]
+        if unread:
+            found = find_evidence(self.store, self.question, unread, self.size)
+            self._read.update(zip(unread, found, strict=True))
+        for hit, target in zip(hits, targets, strict=True):
+            _cite(self.store, hit, self._read[target], self.size)
+        return hits
+
+
+def _cite(store: Store, hit: SearchHit, evidence: Evidence, size: int) -> None:
+    """Give the hit its evidence's box and page, and show the evidence where its row holds it."""
+    hit.bbox = list(evidence.bbox) if evidence.bbox else evidence.bbox
+    hit.cited = list(evidence.cited)
+    hit.page_number = evidence.page_number
+    hit.page_label = evidence.page_label
+    elsewhere = evidence.within is not None and evidence.within != hit.primary_key
+    if elsewhere and hit.table_name in _CONTAINERS:
+        _move(store, hit, evidence.within, size)
+    elif elsewhere:  # the box and cited ids say where the answer is printed
+        if evidence.excerpt:
+            _show_if_held(store, hit, evidence.excerpt)
+        return
+    if evidence.excerpt and hit.table_name == "tables" and hit.text:
+        hit.text = _trim(caption_then_rows(hit.text, evidence.excerpt), size)
+    elif evidence.excerpt:
+        hit.text = evidence.excerpt
+    hit.read_with = _table_tools(hit)
 
 
 def _move(store: Store, hit: SearchHit, row_id: str, size: int) -> None:
