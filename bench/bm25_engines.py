@@ -1,0 +1,138 @@
+"""BM25 top-100 at library scale: the index's own FTS5 search against tantivy's block-max WAND.
+
+    python bench/bm25_engines.py --index /tmp/ls1k/index [--copies 10]
+
+Reads the keyword rows (``entries`` with an FTS5 row) of a directory index, times the store's
+own ``fts`` on hybrid_search's default views for every question of the dev and held-out sets,
+then writes the same rows ``--copies`` times into a tantivy index (English stemming, the views
+as a filter field) and times the same top 100 there, the question's words as docsym reads them
+(``search_words``). tantivy is not a docsym dependency: ``pip install tantivy`` to run this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import apsw  # noqa: E402
+
+from docsym.language.terms import search_words  # noqa: E402
+from docsym.storage.backends import open_store  # noqa: E402
+from docsym.storage.entries import BM25  # noqa: E402
+from docsym.tools.search import CANDIDATES, DEFAULT_VIEWS, _where  # noqa: E402
+
+QA_SETS = (
+    REPO.parent / "shared" / "dev-qa" / "qa.jsonl",
+    REPO / "bench" / "qa" / "docsym_qa.jsonl",
+)
+
+
+def _questions() -> list[str]:
+    return [
+        json.loads(line)["question"]
+        for path in QA_SETS
+        if path.exists()
+        for line in path.read_text().splitlines()
+        if line.strip()
+    ]
+
+
+def _summary(times: list[float]) -> str:
+    ordered = sorted(times)
+    p95 = ordered[int(0.95 * (len(ordered) - 1))]
+    return f"p50 {statistics.median(ordered) * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms"
+
+
+def _fts5(index: Path, questions: list[str]) -> list[float]:
+    store = open_store(index)
+    where, params = _where(list(DEFAULT_VIEWS), "")
+    store.fts(questions[0], where, params, CANDIDATES)  # opens the connection
+    times = []
+    for question in questions:
+        start = time.perf_counter()
+        store.fts(question, where, params, CANDIDATES)
+        times.append(time.perf_counter() - start)
+    store.close()
+    return times
+
+
+def _tantivy(index: Path, questions: list[str], copies: int) -> tuple[list[float], str]:
+    import tantivy
+
+    folder = Path(tempfile.mkdtemp(prefix="bm25-tantivy-"))
+    try:
+        builder = tantivy.SchemaBuilder()
+        builder.add_text_field("text", stored=False, tokenizer_name="en_stem")
+        builder.add_integer_field("id", stored=True, indexed=True, fast=True)
+        builder.add_text_field("view", stored=False, tokenizer_name="raw")
+        schema = builder.build()
+        engine = tantivy.Index(schema, path=str(folder))
+        writer = engine.writer(heap_size=400_000_000, num_threads=2)
+        con = apsw.Connection(str(index / "vectors.sqlite"), flags=apsw.SQLITE_OPEN_READONLY)
+        sql = (
+            "SELECT id, table_name || '.' || column_name, text FROM entries "
+            f"WHERE id IN (SELECT rowid FROM {BM25}) AND died IS NULL"
+        )
+        start, rows = time.perf_counter(), 0
+        for copy in range(copies):
+            for entry_id, view, text in con.execute(sql):
+                writer.add_document(
+                    tantivy.Document(text=text, id=copy * (1 << 40) + entry_id, view=view)
+                )
+                rows += 1
+        writer.commit()
+        writer.wait_merging_threads()
+        size = sum(f.stat().st_size for f in folder.iterdir()) >> 20
+        built = f"{rows:,} rows written in {time.perf_counter() - start:.0f} s, {size} MB"
+        engine.reload()
+        searcher = engine.searcher()
+        views = [f"{t}.{c}" for t, c in DEFAULT_VIEWS]
+        in_views = tantivy.Query.const_score_query(
+            tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "view", v)) for v in views]
+            ),
+            0.0,
+        )
+        times = []
+        for question in questions:
+            words = tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Should, engine.parse_query(f'"{word}"', ["text"]))
+                    for word in search_words(question)
+                ]
+            )
+            query = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Must, words), (tantivy.Occur.Must, in_views)]
+            )
+            start = time.perf_counter()
+            searcher.search(query, CANDIDATES)
+            times.append(time.perf_counter() - start)
+        return times, built
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--index", type=Path, required=True, help="a directory index")
+    parser.add_argument("--copies", type=int, default=1, help="times each row goes to tantivy")
+    args = parser.parse_args()
+    questions = _questions()
+    print(f"{len(questions)} questions, top {CANDIDATES} on the default views")
+    print(f"FTS5 (the store's fts): {_summary(_fts5(args.index, questions))}")
+    times, built = _tantivy(args.index, questions, args.copies)
+    print(f"tantivy x{args.copies}: {built}; {_summary(times)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
