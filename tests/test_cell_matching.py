@@ -118,3 +118,18 @@ def test_exact_labels_still_come_first() -> None:
     rows = [["BM25+RM3"], ["BM25"]]
     assert first(grid(rows, [["Recall@5"]]), ["bm25"], [])[0] == ["BM25"]
     assert [c["row"] for c in rank_cells(grid(rows, [["MRR"]]), ["bm25"], [])] == [1, 0]
+
+
+def test_case_spaces_and_punctuation_do_not_tell_labels_apart() -> None:
+    assert match_path(["grobid nn"], ["GrobidNN"]) == 1
+    assert match_path(["grobidnn"], ["Grobid NN"]) == 1
+    assert match_path(["top-100"], ["Top 100"]) == 1
+    assert match_path(["grobid nn"], ["GrobidNN (ours)"]) == 0
+    assert match_path(["grobid nn"], ["GrobidCRF"]) is None
+
+
+def test_a_one_letter_label_names_a_whole_word_only() -> None:
+    cells = grid([["GrobidNN"]], [["Full", "P"], ["Full", "R"], ["Grobid Subset", "F1"]])
+    assert [c["col_path"] for c in rank_cells(cells, [], ["r"])] == [["Full", "R"]]
+    assert match_path(["r"], ["R (%)"]) == 0
+    assert match_path(["r"], ["Recall"]) is None

@@ -182,6 +182,24 @@ def test_lookup_cells_ignores_footnote_marks_case_and_spacing(corpus_store: Stor
     assert "Nearest row paths: [" in str(refused.value) and "Gross Bookings" in str(refused.value)
 
 
+def test_lookup_cells_reads_labels_as_people_write_them(corpus_store: Store, corpus_db):
+    """PaperMage's results table prints the model 'GrobidNN' and the columns P, R and F1 under
+    'Full' and 'Grobid Subset': 'Grobid NN' names the row, and 'R' the one column R, never a
+    column whose group label holds the letter r."""
+    papermage = doc_id_of(corpus_db, "papermage_2023.pdf")
+    (table_id,) = corpus_db.execute(
+        "SELECT DISTINCT table_id FROM table_cells WHERE doc_id = ? AND "
+        "list_contains(row_path, 'GrobidNN')",
+        [papermage],
+    ).fetchone()
+    cells = lookup_cells(corpus_store, table_id, ["Grobid NN"], ["grobid subset", "R"]).cells
+    assert [(c["text"], c["row_path"], c["col_path"]) for c in cells] == [
+        ("73.0", ["GrobidNN"], ["Grobid Subset", "R"])
+    ]
+    row = lookup_cells(corpus_store, table_id, ["GROBID-NN"]).cells
+    assert {c["col_path"][-1] for c in row} == {"P", "R", "F1"} and len(row) == 6
+
+
 def test_every_tool_result_naming_a_pdf_place_has_a_bbox(sample_index: Path) -> None:
     """Over MCP, each tool that returns places: every place with a page has a bbox."""
     server = StdioServerParameters(

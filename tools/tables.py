@@ -255,9 +255,11 @@ def lookup_cells(
 
     A label matches a path when it is part of one of the path's labels, or all its words are,
     footnote marks, case, spacing and punctuation aside (``language.labels``): 'Gross Bookings'
-    matches 'Gross Bookings (2)'; plurals, inflections and acronyms match too ('aircrafts' and
-    'Aircraft rent', 'ASM' and 'Available seat miles'). The best explained cells come first
-    (``rank_cells``). With no match, the refusal lists the nearest row and column paths.
+    matches 'Gross Bookings (2)', 'Grobid NN' matches 'GrobidNN'; plurals, inflections and
+    acronyms match too ('aircrafts' and 'Aircraft rent', 'ASM' and 'Available seat miles'). A
+    one-letter label matches a whole word only ('R' the column R, not 'Grobid Subset'). The
+    best explained cells come first (``rank_cells``). With no match, the refusal lists the
+    nearest row and column paths.
     """
     row_labels = _labels(row_path_contains, "row_path_contains")
     col_labels = _labels(col_path_contains, "col_path_contains")
@@ -334,10 +336,18 @@ def _grades(labels: list[str], path: list[str] | None) -> list[int] | None:
 
 
 def _grade(label: str, path_label: str) -> int:
-    key, path_key = label_key(label), label_key(path_label)
+    """EXACT when the labels are one once case, spaces and punctuation go ('Grobid NN' and
+    'GROBIDNN'); TYPED when the label is part of the path label, spaces aside too; LOOSE
+    through stems and acronyms. A one-letter label ('R' among the columns P, R, F1) names a
+    whole word only: as a letter it is part of nearly every label."""
+    key, path_key = label_key(label).replace(" ", ""), label_key(path_label).replace(" ", "")
     if key == path_key:
         return EXACT
-    if key in path_key or label_words(label) <= label_words(path_label):
+    if label_words(label) <= label_words(path_label):
+        return TYPED
+    if len(key) <= 1:
+        return 0
+    if key in path_key:
         return TYPED
     if label_stems(label) <= label_stems(path_label) or acronym_words(label, path_label):
         return LOOSE
@@ -592,8 +602,9 @@ LOOKUP_CELLS = ToolSpec(
     description=(
         "The data cells of a table under given headers: every label in row_path_contains "
         "must occur in the cell's row path and every label in col_path_contains in its "
-        "column path (case-insensitive substrings; plurals and acronyms such as 'ASM' for "
-        "'Available seat miles' match too), e.g. row ['Multi', 'BM25 + DPR'], col "
+        "column path (case, spaces and punctuation aside: 'Grobid NN' finds 'GrobidNN'; a "
+        "one-letter label such as 'R' only a whole word; plurals and acronyms such as 'ASM' "
+        "for 'Available seat miles' match too), e.g. row ['Multi', 'BM25 + DPR'], col "
         "['Top-100', 'TREC']. Best matches first. Returns value, unit, paths, page and bbox of "
         "each cell (a spreadsheet cell: its sheet as page_label and its A1 address)."
     ),
