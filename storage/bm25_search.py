@@ -75,9 +75,7 @@ class Bm25Search:
 
     def _split(self, words: list[str]) -> tuple[list[str], float]:
         """The rarer words, and the most the common words can add to a row's score."""
-        version = self.con.execute("PRAGMA data_version").fetchone()[0]
-        if version != self._version:
-            self._version, self._rows, self._holding = version, None, {}
+        self._check_version()
         held = {word: self._rows_holding(word) for word in words}
         rows = self._row_count(next((w for w in words if held[w]), None))
         if not rows:
@@ -85,6 +83,20 @@ class Bm25Search:
         rare = [w for w in words if held[w] <= RARE_SHARE * rows]
         bound = sum((K1 + 1) * _idf(held[w], rows) for w in words if w not in rare)
         return rare, bound
+
+    def holds(self, word: str) -> bool:
+        """Whether any row holds the word (its phrase, as ``search`` matches it)."""
+        self._check_version()
+        if word in self._holding:
+            return self._holding[word] > 0
+        sql = f"SELECT 1 FROM {BM25} WHERE {BM25} MATCH ? LIMIT 1"
+        return self.con.execute(sql, [_match([word])]).fetchone() is not None
+
+    def _check_version(self) -> None:
+        """Forget what was counted once the file changed."""
+        version = self.con.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._version:
+            self._version, self._rows, self._holding = version, None, {}
 
     def _rows_holding(self, word: str) -> int:
         """How many rows the word's phrase matches: the n of its idf, as bm25() counts it."""

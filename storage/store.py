@@ -96,6 +96,10 @@ class Store(ABC):
         """BM25 candidates: [(entry id, score)] best first, higher is better."""
 
     @abstractmethod
+    def absent_words(self, words: list[str]) -> list[str]:
+        """The ``words`` (as ``search_words`` reads them) that no keyword row holds, in order."""
+
+    @abstractmethod
     def dense(
         self,
         collection: str,

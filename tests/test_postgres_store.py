@@ -116,6 +116,21 @@ def test_searches_find_the_same_evidence_on_both_backends(both) -> None:
     assert _call(shared, "run_plan", expression=plan, limit=3)["leaves"][0]["hits"]
 
 
+def test_both_backends_name_the_words_no_document_holds(both) -> None:
+    """A name the documents never print is named above the hits, by either store; stopwords
+    and words the documents hold are not."""
+    query = "What does the Zorblax encoder add to reciprocal rank fusion?"
+    for store in both:
+        for name, arguments in [
+            ("hybrid_search", {"query": query, "limit": 3}),
+            ("vector_search", {"query": query, "limit": 3}),
+        ]:
+            result = tool(name).run(store, arguments)
+            assert result.absent == ["zorblax"], (store, name)
+            assert result.to_markdown().splitlines()[0] == "No document holds 'zorblax' as written."
+    assert _call(both[1], "hybrid_search", query="reciprocal rank fusion")["absent"] == []
+
+
 def test_keyword_scores_are_bm25(pg_sample_store: str, both) -> None:
     """BM25 from the store's own statistics: the scores the definition gives, recomputed here
     from the entries' text-search vectors."""

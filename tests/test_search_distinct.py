@@ -130,3 +130,13 @@ def test_the_next_step_after_a_hit_without_pages_is_a_tool_that_reads_it(repeati
     assert f"read_passage(id='{top.primary_key}', before=1, after=1)" in result.note
     passage = read_passage(repeating_store, top.primary_key, before=1, after=1)
     assert "fourteen days" in passage.model_dump_json()
+
+
+def test_words_no_document_holds_are_named_above_the_hits(repeating_store):
+    """'Galaxy' in a question about a library without it: the hits match the other words, and
+    the result says which word no document holds (a stopword is never named)."""
+    result = hybrid_search(repeating_store, "When is the Galaxy cooling tower basin drained?")
+    assert result.absent == ["galaxy"]
+    assert result.hits and "fourteen days" in result.hits[0].text
+    assert result.to_markdown().startswith("No document holds 'galaxy' as written.\n")
+    assert hybrid_search(repeating_store, "When is the basin drained?").absent == []

@@ -13,6 +13,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import BaseModel, Field
 
+from docsym.language.terms import STOPWORDS, search_words
 from docsym.runtime.formats import has_page_images
 from docsym.storage import ids
 from docsym.storage.derived import of_documents
@@ -116,12 +117,25 @@ class SearchResult(ToolResult):
     query: str
     mode: str
     hits: list[SearchHit]
+    absent: list[str] = Field(
+        default_factory=list,
+        description="words of the query no document holds (stopwords aside): the hits match "
+        "its other words, so an answer naming these is not in the index as written",
+    )
     note: str | None = None
 
     def to_markdown(self) -> str:
+        absent = _absent_line(self.absent)
         if not self.hits:  # the note says so, and what to try
-            return self.note or "No hits."
-        return with_note(hits_markdown(self.hits), self.note)
+            return "\n".join(n for n in (absent, self.note or "No hits.") if n)
+        return "\n".join(n for n in (absent, with_note(hits_markdown(self.hits), self.note)) if n)
+
+
+def _absent_line(words: list[str]) -> str:
+    if not words:
+        return ""
+    named = ", ".join(f"'{w}'" for w in words)
+    return f"No document holds {named} as written."
 
 
 def hits_markdown(hits: list[SearchHit]) -> str:
@@ -270,9 +284,10 @@ def _result(
     ``imaged``: the documents whose pages view_page can show."""
     keyword = mode in store.collections() and store.is_keyword(mode)
     growing = growth_note(store, dense=not keyword)
+    absent = store.absent_words([w for w in search_words(query) if w not in STOPWORDS])
     if not hits:  # what happened first, in one line
         note = " ".join(n for n in (_nothing_found(store, mode), growing) if n)
-        return SearchResult(query=query, mode=mode, hits=hits, note=note)
+        return SearchResult(query=query, mode=mode, hits=hits, absent=absent, note=note)
     top = hits[0]
     key = table(top.table_name).primary_key
     row = f"run_sql(\"SELECT * FROM {top.table_name} WHERE {key} = '{top.primary_key}'\")"
@@ -282,7 +297,7 @@ def _result(
     )
     if growing:
         note = f"{growing}\n{note}"
-    return SearchResult(query=query, mode=mode, hits=hits, note=note)
+    return SearchResult(query=query, mode=mode, hits=hits, absent=absent, note=note)
 
 
 def _nothing_found(store: Store, mode: str) -> str:

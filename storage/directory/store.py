@@ -135,6 +135,13 @@ class DirectoryStore(Store):
             bm25 = self._bm25(identity)
             return bm25.search(words, f"({where}) AND {visible}", params or [], limit)
 
+    def absent_words(self, words: list[str]) -> list[str]:
+        with self._lock:
+            identity = self._identity
+        with self._fts_lock:
+            bm25 = self._bm25(identity)
+            return [word for word in words if not bm25.holds(word)]
+
     def _bm25(self, identity: tuple | None) -> Bm25Search:
         """BM25 on its own connection to the vector file of ``identity`` (the one
         ``_vectors`` has open); called under ``_fts_lock``."""

@@ -165,6 +165,20 @@ class PostgresStore(Store):
             rows = self._bm25(terms, terms, where, params or [], limit)
         return rows
 
+    def absent_words(self, words: list[str]) -> list[str]:
+        """A word is absent when it has lexemes and no entry holds any of them (a word the text
+        configuration drops, such as a stopword, is not)."""
+        if not words:
+            return []
+        rows = self.sql().execute(
+            f"""SELECT w.word FROM unnest(?::text[]) WITH ORDINALITY AS w(word, n)
+                CROSS JOIN LATERAL unnest(to_tsvector('{ddl.TEXT_CONFIG}', w.word)) v
+                LEFT JOIN lexemes l ON l.lexeme = v.lexeme
+                GROUP BY w.word, w.n HAVING NOT bool_or(coalesce(l.df, 0) > 0) ORDER BY w.n""",
+            [words],
+        )
+        return [word for (word,) in rows.fetchall()]
+
     def _terms(self, text: str) -> list[tuple[str, int, float]]:
         """The query's lexemes found in the store, rarest first: (lexeme, df, idf)."""
         rows = (
