@@ -19,6 +19,7 @@ class DocumentMeta(BaseModel):
     authors: list[str] = Field(default_factory=list)
     abstract: str | None = None
     year: int | None = None
+    year_from: str | None = None  # where the year was read (storage.schema: DocumentRow)
     venue: str | None = None
     doi: str | None = None
     arxiv_id: str | None = None

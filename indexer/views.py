@@ -83,6 +83,7 @@ def _document_row(facts: FileFacts, parsed: ParsedDocument, tldr: str | None) ->
         authors=meta.authors,
         abstract=meta.abstract,
         year=meta.year,
+        year_from=meta.year_from,
         venue=meta.venue,
         doi=meta.doi,
         arxiv_id=meta.arxiv_id,

@@ -502,6 +502,13 @@ def m009_failed_files(m: Migrator) -> None:
     )
 
 
+@migration()  # NULL until a document is indexed again: no library is re-read for it
+def m010_year_source(m: Migrator) -> None:
+    """where a document's year was read: printed on its first pages, its arXiv id or DOI, or
+    the file's creation date"""
+    m.add_column("documents", "year_from", "VARCHAR")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_document_views,
     m002_entity_graph,
@@ -512,6 +519,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m007_entity_relation_ids,
     m008_cell_addresses,
     m009_failed_files,
+    m010_year_source,
 )
 
 

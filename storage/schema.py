@@ -76,7 +76,16 @@ class DocumentRow(Row):
     authors: Annotated[list[str] | None, Col("Author names, in printed order.")]
     abstract: Annotated[str | None, Col("Abstract, when the document prints one.", encodable=True)]
     year: Annotated[
-        int | None, Col("Publication year when printed (else from the file's creation date).")
+        int | None,
+        Col("Publication year: as the first pages print it, else the file's creation year."),
+    ]
+    year_from: Annotated[
+        str | None,
+        Col(
+            "Where year was read: 'page' (printed on the first pages), 'arxiv id', 'doi', or "
+            "'file metadata' (the file's creation date, printed nowhere); NULL without a year "
+            "or for a document indexed before this was recorded."
+        ),
     ]
     venue: Annotated[str | None, Col("Venue or publisher line when printed.")]
     doi: Annotated[str | None, Col("DOI when printed, e.g. 10.18653/v1/2020.acl-main.207.")]

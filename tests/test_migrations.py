@@ -197,6 +197,7 @@ FROZEN = {
     7: "a4125b5a4da39390",
     8: "5332299ef7abc915",
     9: "fe4b773f6243e01b",
+    10: "bc6131111a52a1c0",
 }
 
 
@@ -365,11 +366,11 @@ def test_an_added_column_keeps_the_index(built_index: Path, tmp_path: Path) -> N
     copy = tmp_path / "index.duckdb"
     shutil.copyfile(built_index, copy)
 
-    def m010_venue(m: Migrator) -> None:
+    def m011_venue(m: Migrator) -> None:
         """documents.venue"""
         m.add_column("documents", "venue", "VARCHAR")
 
-    extra = Migration.of(m010_venue)
+    extra = Migration.of(m011_venue)
     newest = extra.version
     with duckdb.connect(str(copy)) as con:
         before = con.execute("SELECT doc_id, title FROM documents").fetchall()
@@ -394,11 +395,11 @@ def test_a_new_view_asks_for_a_reindex_until_it_is_done(built_index: Path, tmp_p
     shutil.copyfile(built_index, copy)
 
     @migration(reindex=True)
-    def m010_a_view(m: Migrator) -> None:
+    def m011_a_view(m: Migrator) -> None:
         """a view of notes"""
         m.create_table("notes", {"note_id": "VARCHAR PRIMARY KEY", "doc_id": "VARCHAR NOT NULL"})
 
-    known = (*migrations.MIGRATIONS, m010_a_view)
+    known = (*migrations.MIGRATIONS, m011_a_view)
     with duckdb.connect(str(copy)) as con:
         assert migrations.upgrade(con, known).reindex
         con.execute("SELECT count(*) FROM notes")
@@ -569,7 +570,7 @@ def test_old_entity_and_relation_ids_are_rewritten_with_their_vector_keys(tmp_pa
 
 
 @migration()
-def m010_notes(m: Migrator) -> None:
+def m011_notes(m: Migrator) -> None:
     """notes, a table no view has, to reshape"""
     m.create_table(
         "notes",
@@ -585,7 +586,7 @@ def m010_notes(m: Migrator) -> None:
 
 
 @migration()
-def m011_notes_reshaped(m: Migrator) -> None:
+def m012_notes_reshaped(m: Migrator) -> None:
     """body renamed text, kind renamed category (an indexed column), draft dropped, and a new
     column filled from the rows"""
     m.rename_column("notes", "body", "text")
@@ -604,10 +605,11 @@ def test_columns_are_renamed_dropped_and_backfilled_on_an_indexed_table(tmp_path
     them back on the renamed column, as PostgreSQL keeps them."""
     with duckdb.connect(str(tmp_path / "index.duckdb")) as con:
         migrations.upgrade(con)
-        migrations.upgrade(con, (*migrations.MIGRATIONS, m010_notes))
+        migrations.upgrade(con, (*migrations.MIGRATIONS, m011_notes))
         con.executemany("INSERT INTO notes VALUES (?, ?, ?, ?, ?)", NOTES)
-        done = migrations.upgrade(con, (*migrations.MIGRATIONS, m010_notes, m011_notes_reshaped))
-        assert (done.from_version, done.to_version) == (10, 11)
+        done = migrations.upgrade(con, (*migrations.MIGRATIONS, m011_notes, m012_notes_reshaped))
+        reshaped = (m011_notes.version, m012_notes_reshaped.version)
+        assert (done.from_version, done.to_version) == reshaped
         notes = _duckdb_shape(con)["notes"]
         assert list(notes["columns"]) == ["note_id", "doc_id", "text", "category", "chars"]
         assert notes["indexes"] == {"idx_notes_doc_id": "[doc_id]", "idx_notes_kind": "[category]"}
@@ -763,9 +765,9 @@ def test_store_columns_are_renamed_dropped_and_backfilled(pg_server) -> None:
 
     with psycopg.connect(new_database(pg_server, "migrate_reshape")) as con:
         ensure_schema(con)
-        ensure_schema(con, (*migrations.MIGRATIONS, m010_notes))
+        ensure_schema(con, (*migrations.MIGRATIONS, m011_notes))
         con.cursor().executemany("INSERT INTO notes VALUES (%s, %s, %s, %s, %s)", NOTES)
-        ensure_schema(con, (*migrations.MIGRATIONS, m010_notes, m011_notes_reshaped))
+        ensure_schema(con, (*migrations.MIGRATIONS, m011_notes, m012_notes_reshaped))
         notes = _pg_shape(con)["notes"]
         assert list(notes["columns"]) == ["note_id", "doc_id", "text", "category", "chars"]
         assert notes["indexes"]["idx_notes_kind"].endswith("(category)")

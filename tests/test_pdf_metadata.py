@@ -55,6 +55,37 @@ def test_acm_abstract_without_heading(corpus):
     assert "Tal August" in meta.authors and meta.year == 2022
 
 
+def test_a_year_is_the_one_the_first_pages_print(corpus):
+    """The ZFN scan's file was made in 2009; its first page prints 1999. arXiv and DOI years
+    say so; a redbook's year is printed on its second page (its file was made in 2024)."""
+    zfn = _meta(corpus / "scanned/ZFN-A-054-0304-0272.pdf")
+    assert (zfn.year, zfn.year_from) == (1999, "page")
+    redbook = _meta(corpus / "long_docs/redp5110_sampled.pdf")
+    assert (redbook.year, redbook.year_from) == (2014, "page")
+    dpr = _meta(corpus / "papers/2004.04906v3_dpr.pdf")
+    assert (dpr.year, dpr.year_from) == (2020, "arxiv id")
+    hydrology = _meta(corpus / "papers/jhydrol_2005_flow_duration_curves.pdf")
+    assert (hydrology.year, hydrology.year_from) == (2005, "doi")
+
+
+def _dated(path: Path, text: str, created: str) -> Path:
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 100), text, fontsize=11)
+    doc.set_metadata({"creationDate": created})
+    doc.save(path)
+    return path
+
+
+def test_a_year_printed_nowhere_is_marked_as_the_files(tmp_path: Path):
+    """No year on the pages: the file's creation year, marked 'file metadata'. A year printed
+    later than the file was made (a plan 'by 2030') is no publication year."""
+    bare = _meta(_dated(tmp_path / "bare.pdf", "A note with no date at all.", "D:20190301"))
+    assert (bare.year, bare.year_from) == (2019, "file metadata")
+    cited = "As Smith (2011) and Lee (2014) found, the plan for 2030 holds."
+    later = _meta(_dated(tmp_path / "later.pdf", cited, "D:20160301"))
+    assert (later.year, later.year_from) == (2014, "page")
+
+
 def test_junk_metadata_title_is_replaced():
     doc = pymupdf.open()
     page = doc.new_page()

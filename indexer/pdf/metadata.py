@@ -8,6 +8,7 @@ near the top, the authors are the lines between the title and the abstract.
 from __future__ import annotations
 
 import re
+from datetime import date
 
 import pymupdf
 
@@ -18,6 +19,7 @@ _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>,;]+)", re.IGNORECASE)
 # The arXiv side stamp: "arXiv:2004.04906v3 [cs.CL] 30 Sep 2020".
 _ARXIV_STAMP = re.compile(r"arXiv:\s*(\d{4}\.\d{4,5}(?:v\d+)?|[a-z\-]+/\d{7}(?:v\d+)?)\s*\[")
 _ARXIV_ANY = re.compile(r"arXiv:\s*(\d{4}\.\d{4,5}(?:v\d+)?)", re.IGNORECASE)
+YEAR_PAGES = 2  # the pages a printed year is looked for on
 _YEAR = re.compile(r"(?<!\d)((?:19[5-9]|20[0-4])\d)(?!\d)")
 _DATED_LINE = re.compile(
     r"©|\(c\)|copyright|proceedings|conference|journal|published|volume|accepted|workshop",
@@ -74,11 +76,13 @@ def extract_metadata(doc: pymupdf.Document, layout: DocumentLayout) -> DocumentM
     meta_text = " ".join(str(info.get(key) or "") for key in ("title", "subject", "keywords"))
     arxiv_id = _find_arxiv(page_text, meta_text)
     doi = _find_doi(page_text, meta_text)
+    year, year_from = _year(arxiv_id, doi, lines, layout.pages[:YEAR_PAGES], info)
     return DocumentMeta(
         title=title,
         authors=authors,
         abstract=_abstract(layout),
-        year=_year(arxiv_id, doi, lines, info.get("creationDate", "")),
+        year=year,
+        year_from=year_from,
         venue=_venue(lines, first.height if first else 0.0, info.get("subject", "")),
         doi=doi,
         arxiv_id=arxiv_id,
@@ -294,21 +298,43 @@ def _find_doi(page_text: str, meta_text: str) -> str | None:
     return match.group(1).rstrip(".)]") if match else None
 
 
-def _year(arxiv_id: str | None, doi: str | None, lines: list[Line], created: str) -> int | None:
+def _year(
+    arxiv_id: str | None,
+    doi: str | None,
+    lines: list[Line],
+    first_pages: list[PageLayout],
+    info: dict,
+) -> tuple[int | None, str | None]:
+    """The year and where it was read (``DocumentRow.year_from``): an arXiv id's or a DOI's
+    year; else a year on a dated line of the first page ('© 1999', 'Journal of ... 2005');
+    else the latest year the first pages print that is not after the file was made (a paper's
+    citations are never later than the paper; a scan's file is often years younger than its
+    pages: the ZFN scan prints 1999 in a file made in 2009); else the file's creation year."""
     if arxiv_id and re.match(r"\d{4}\.", arxiv_id):
         yy = int(arxiv_id[:2])
-        return 2000 + yy if yy < 90 else 1900 + yy
+        return (2000 + yy if yy < 90 else 1900 + yy), "arxiv id"
     if doi:
         match = re.search(r"[/.]((?:19[5-9]|20[0-4])\d)[/.]", doi)
         if match:
-            return int(match.group(1))
+            return int(match.group(1)), "doi"
     for line in lines:
         if _DATED_LINE.search(line.text):
             match = _YEAR.search(line.text)
             if match:
-                return int(match.group(1))
-    match = re.match(r"D:(\d{4})", created or "")
-    return int(match.group(1)) if match else None
+                return int(match.group(1)), "page"
+    created = re.match(r"D:(\d{4})", info.get("creationDate") or "")
+    made = int(created.group(1)) if created else None
+    latest = made or date.today().year
+    printed = [
+        int(year)
+        for page in first_pages
+        for line in page.lines
+        for year in _YEAR.findall(line.text)
+        if int(year) <= latest
+    ]
+    if printed:
+        return max(printed), "page"
+    return (made, "file metadata") if made else (None, None)
 
 
 def _venue(lines: list[Line], page_height: float, subject: str) -> str | None:
