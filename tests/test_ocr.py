@@ -554,6 +554,10 @@ def test_corpus_scanned_table_is_read(corpus, pool):
     assert _cell(table, ["Mobility"], ["Results", "Time to complete"]) == "1416 sec, n=3"
     assert _cell(table, ["Low Vision"], ["Results", "Accuracy"]) == "98.3% n=2 (97.7%, n=3)"
     assert _cell(table, ["Dexterity"], ["Ballots Completed"]) == "4"
+    # The page is the table and nothing heads it: no title, not its first cell ('Disability'),
+    # and no caption made of its rows. It prints no year: the file's, marked as such.
+    assert parsed.meta.title is None and table.caption is None
+    assert (parsed.meta.year, parsed.meta.year_from) == (2023, "file metadata")
 
 
 def test_corpus_chinese_scan_is_read(corpus, pool, tmp_path):

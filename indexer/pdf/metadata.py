@@ -8,11 +8,12 @@ near the top, the authors are the lines between the title and the abstract.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date
 
 import pymupdf
 
-from docsym.indexer.model import DocumentMeta
+from docsym.indexer.model import DocumentMeta, Table
 from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout, without_page_number
 
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>,;]+)", re.IGNORECASE)
@@ -63,10 +64,14 @@ TITLE_LETTER_SHARE = 0.6
 MAX_TITLE_LINES = 3  # a page's first block longer than this is a paragraph, not its title
 
 
-def extract_metadata(doc: pymupdf.Document, layout: DocumentLayout) -> DocumentMeta:
+def extract_metadata(
+    doc: pymupdf.Document, layout: DocumentLayout, tables: Sequence[Table] = ()
+) -> DocumentMeta:
+    """``tables``: the document's tables, whose cells on page 1 are never its title or authors
+    (a scan of one table would be titled by its first header cell)."""
     info = doc.metadata or {}
     first = layout.pages[0] if layout.pages else None
-    lines = _first_page_lines(first) if first else []
+    lines = _first_page_lines(first, tables) if first else []
     title_lines, layout_title = _title(lines, first.height, layout.body_size) if first else ([], "")
     title = _clean_meta_title(info.get("title", "")) or layout_title or None
     authors = _split_meta_authors(info.get("author", ""))
@@ -89,8 +94,19 @@ def extract_metadata(doc: pymupdf.Document, layout: DocumentLayout) -> DocumentM
     )
 
 
-def _first_page_lines(page: PageLayout) -> list[Line]:
-    return [line for line in page.lines if _is_horizontal(line)]
+def _first_page_lines(page: PageLayout, tables: Sequence[Table]) -> list[Line]:
+    """The page's horizontal lines outside its tables."""
+    boxes = [t.bbox for t in tables if t.page_number == page.number and t.bbox]
+    return [
+        line
+        for line in page.lines
+        if _is_horizontal(line) and not any(_centre_within(line.bbox, box) for box in boxes)
+    ]
+
+
+def _centre_within(bbox: Sequence[float], box: Sequence[float]) -> bool:
+    x, y = (bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2
+    return box[0] <= x <= box[2] and box[1] <= y <= box[3]
 
 
 def _is_horizontal(line: Line) -> bool:

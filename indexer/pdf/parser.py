@@ -85,7 +85,7 @@ def parse_pdf(
         tables = run("tables", lambda: extract_tables(layout), [])
         parsed = ParsedDocument(
             format="pdf",
-            meta=run("metadata", lambda: extract_metadata(doc, layout), DocumentMeta()),
+            meta=run("metadata", lambda: extract_metadata(doc, layout, tables), DocumentMeta()),
             pages=pages,
             sections=run("sections", lambda: extract_sections(doc, layout, tables), []),
             tables=tables,
