@@ -19,13 +19,13 @@ from docsym.tools.search import DEFAULT_VIEWS
 HINTS = """\
 Hints:
 - Start with hybrid_search; narrow with a filter (doc_id == 'x' and page_number >= 3, or
-  primary_key in [...] with keys from run_sql).
+  primary_key in [...] from run_sql).
 - Table numbers: find the table (tables.caption/summary, table_summaries.text), read cells by
   row_path/col_path (lookup_cells), compute with calculate (the recap prompt has the steps).
 - Cite facts as (doc_id, page, bbox), "page 26 (printed 24)" where a label differs. A hit's
   bbox is one sentence, two adjacent ones where the answer spans them, or one or two adjacent
   table rows (a figure, equation or table summary: its region); a cell's, the cell. DOCX,
-  HTML and Markdown have no pages: cite by section_id and title.
+  HTML and Markdown have no pages: cite section_id and title.
 - Results are capped; notes say how to get the rest.
 """
 

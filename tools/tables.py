@@ -602,9 +602,8 @@ LOOKUP_CELLS = ToolSpec(
     description=(
         "The data cells of a table under given headers: every label in row_path_contains "
         "must occur in the cell's row path and every label in col_path_contains in its "
-        "column path (case, spaces and punctuation aside: 'Grobid NN' finds 'GrobidNN'; a "
-        "one-letter label such as 'R' only a whole word; plurals and acronyms such as 'ASM' "
-        "for 'Available seat miles' match too), e.g. row ['Multi', 'BM25 + DPR'], col "
+        "column path (case, spaces and punctuation aside; one letter only as a whole word; "
+        "plurals and acronyms such as 'ASM' match too), e.g. row ['Multi', 'BM25 + DPR'], col "
         "['Top-100', 'TREC']. Best matches first. Returns value, unit, paths, page and bbox of "
         "each cell (a spreadsheet cell: its sheet as page_label and its A1 address)."
     ),
