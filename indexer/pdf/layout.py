@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import pymupdf
@@ -122,6 +122,12 @@ def _first_seq_after(pages: list[PageLayout], page_number: int) -> int:
         if page.lines:
             return page.lines[0].seq
     return 10**9
+
+
+def centred_in(box: BBox, regions: Iterable[BBox]) -> bool:
+    """Whether the centre of ``box`` lies in one of ``regions`` (a line in a table's box)."""
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return any(r[0] <= cx <= r[2] and r[1] <= cy <= r[3] for r in regions)
 
 
 def _overlaps_x(a: BBox, b: BBox) -> bool:

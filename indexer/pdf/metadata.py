@@ -14,7 +14,13 @@ from datetime import date
 import pymupdf
 
 from docsym.indexer.model import DocumentMeta, Table
-from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout, without_page_number
+from docsym.indexer.pdf.layout import (
+    DocumentLayout,
+    Line,
+    PageLayout,
+    centred_in,
+    without_page_number,
+)
 
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>,;]+)", re.IGNORECASE)
 # The arXiv side stamp: "arXiv:2004.04906v3 [cs.CL] 30 Sep 2020".
@@ -98,15 +104,8 @@ def _first_page_lines(page: PageLayout, tables: Sequence[Table]) -> list[Line]:
     """The page's horizontal lines outside its tables."""
     boxes = [t.bbox for t in tables if t.page_number == page.number and t.bbox]
     return [
-        line
-        for line in page.lines
-        if _is_horizontal(line) and not any(_centre_within(line.bbox, box) for box in boxes)
+        line for line in page.lines if _is_horizontal(line) and not centred_in(line.bbox, boxes)
     ]
-
-
-def _centre_within(bbox: Sequence[float], box: Sequence[float]) -> bool:
-    x, y = (bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2
-    return box[0] <= x <= box[2] and box[1] <= y <= box[3]
 
 
 def _is_horizontal(line: Line) -> bool:

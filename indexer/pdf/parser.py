@@ -30,7 +30,7 @@ from docsym.indexer.ocr.pages import OcrOutcome, OcrPage, OcrRun, ocr_document
 from docsym.indexer.ocr.turned import map_turned_boxes
 from docsym.indexer.pdf.equations import extract_equations
 from docsym.indexer.pdf.figures import extract_figures
-from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout, read_layout
+from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout, centred_in, read_layout
 from docsym.indexer.pdf.metadata import extract_metadata
 from docsym.indexer.pdf.references import extract_references
 from docsym.indexer.pdf.sections import (
@@ -194,7 +194,7 @@ def build_chunks(
         while boundary < len(starts) and line.seq >= starts[boundary][0]:
             groups.append((starts[boundary][1], []))
             boundary += 1
-        if line.furniture or _inside(line.bbox, table_boxes.get(line.page, ())):
+        if line.furniture or centred_in(line.bbox, table_boxes.get(line.page, ())):
             continue
         if boundary and line.seq == starts[boundary - 1][0]:
             continue  # the heading line itself: it lives in sections.title
@@ -294,8 +294,3 @@ def _heading_lines(lines: list[Line]) -> list[bool]:
 
 def _same_style(a: Line, b: Line) -> bool:
     return a.bold == b.bold and abs(a.size - b.size) < 0.3
-
-
-def _inside(box: BBox, regions) -> bool:
-    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return any(r[0] <= cx <= r[2] and r[1] <= cy <= r[3] for r in regions)
