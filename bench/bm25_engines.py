@@ -1,12 +1,13 @@
-"""BM25 top-100 at library scale: the index's own FTS5 search against tantivy's block-max WAND.
+"""BM25 top-100 at library scale: the store's search, FTS5 alone, and tantivy's block-max WAND.
 
     python bench/bm25_engines.py --index /tmp/ls1k/index [--copies 10]
 
-Reads the keyword rows (``entries`` with an FTS5 row) of a directory index, times the store's
-own ``fts`` on hybrid_search's default views for every question of the dev and held-out sets,
-then writes the same rows ``--copies`` times into a tantivy index (English stemming, the views
-as a filter field) and times the same top 100 there, the question's words as docsym reads them
-(``search_words``). tantivy is not a docsym dependency: ``pip install tantivy`` to run this.
+Times the store's own ``fts`` on hybrid_search's default views for every question of the dev
+and held-out sets (its keyword index's candidates scored as FTS5 scores them, where the index
+holds the published generation), then FTS5 alone on the same rows (and how many of the store's
+top 100 are FTS5's, scores and order), then writes the keyword rows (``entries`` with an FTS5
+row) ``--copies`` times into a bare tantivy index (English stemming, the views as a filter field)
+and times the same top 100 there, the question's words as docsym reads them (``search_words``).
 """
 
 from __future__ import annotations
@@ -52,17 +53,25 @@ def _summary(times: list[float]) -> str:
     return f"p50 {statistics.median(ordered) * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms"
 
 
-def _fts5(index: Path, questions: list[str]) -> list[float]:
+def _store_and_fts5(index: Path, questions: list[str]) -> tuple[list[float], list[float], int]:
+    """Times of the store's ``fts`` and of FTS5 alone, and the questions both rank alike."""
     store = open_store(index)
     where, params = _where(list(DEFAULT_VIEWS), "")
-    store.fts(questions[0], where, params, CANDIDATES)  # opens the connection
-    times = []
+    store.fts(questions[0], where, params, CANDIDATES)  # opens the connections
+    own, alone, alike = [], [], 0
+    visible = f"({where}) AND {store.visible()}"
     for question in questions:
         start = time.perf_counter()
-        store.fts(question, where, params, CANDIDATES)
-        times.append(time.perf_counter() - start)
+        found = store.fts(question, where, params, CANDIDATES)
+        own.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        plain = store._fts.search(search_words(question), visible, params, CANDIDATES)
+        alone.append(time.perf_counter() - start)
+        alike += [round(s, 9) for _, s in found] == [round(s, 9) for _, s in plain]
+    used = store._keywords._loaded is not None
     store.close()
-    return times
+    print(f"the store's keyword index {'answered' if used else 'was not used'}")
+    return own, alone, alike
 
 
 def _tantivy(index: Path, questions: list[str], copies: int) -> tuple[list[float], str]:
@@ -128,7 +137,9 @@ def main() -> int:
     args = parser.parse_args()
     questions = _questions()
     print(f"{len(questions)} questions, top {CANDIDATES} on the default views")
-    print(f"FTS5 (the store's fts): {_summary(_fts5(args.index, questions))}")
+    own, alone, alike = _store_and_fts5(args.index, questions)
+    print(f"the store's fts: {_summary(own)}")
+    print(f"FTS5 alone: {_summary(alone)}; the same top {CANDIDATES} scores: {alike} questions")
     times, built = _tantivy(args.index, questions, args.copies)
     print(f"tantivy x{args.copies}: {built}; {_summary(times)}")
     return 0

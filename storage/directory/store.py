@@ -27,7 +27,7 @@ import numpy as np
 from docsym.language.terms import search_words
 from docsym.storage import run_state, schema
 from docsym.storage.bm25_search import Bm25Search
-from docsym.storage.directory import generations, sign_file, sign_search
+from docsym.storage.directory import generations, keyword_index, sign_file, sign_search
 from docsym.storage.directory.reader import IndexReader
 from docsym.storage.directory.vector_index import VectorIndex, load_from_sqlite
 from docsym.storage.directory.vectors import awaiting_vectors, connect, opened_immutable
@@ -54,6 +54,7 @@ class DirectoryStore(Store):
         self._fts_lock = threading.Lock()
         self._fts: Bm25Search | None = None
         self._fts_identity: tuple | None = None
+        self._keywords = keyword_index.KeywordIndex(keyword_index.folder(self.paths.vectors))
         self._stamped = False  # the vector file has generation stamps (schema 2)
         self._dense: dict[str, tuple[tuple[int, int], VectorIndex]] = {}
         self._signs: dict[str, sign_file.SignScan] = {}
@@ -131,9 +132,13 @@ class DirectoryStore(Store):
             return []
         with self._lock:
             visible, identity = self.visible(), self._identity
+            # The keyword index holds the rows of one generation (stamped), checked here
+            # against the one this call reads; an index of before stamps has none.
+            generation = self.reader.published() if self._stamped else None
         with self._fts_lock:
             bm25 = self._bm25(identity)
-            return bm25.search(words, f"({where}) AND {visible}", params or [], limit)
+            keywords = None if generation is None else self._keywords.searcher(generation)
+            return bm25.search(words, f"({where}) AND {visible}", params or [], limit, keywords)
 
     def absent_words(self, words: list[str]) -> list[str]:
         with self._lock:

@@ -16,6 +16,7 @@ them, so readers see exactly the entries of the published DuckDB file (``generat
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -26,9 +27,11 @@ import apsw
 import numpy as np
 import sqlite_vec
 
-from docsym.storage.directory import sign_file
-from docsym.storage.entries import Entry, vec_table
+from docsym.storage.directory import keyword_index, sign_file
+from docsym.storage.entries import BM25, Entry, vec_table
 from docsym.storage.schema import keyword_columns
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2  # 2: entries stamped with born/died generations
 # Vectors a vec0 chunk blob holds. Dense search reads candidates' vectors one by one, and
@@ -101,6 +104,12 @@ class VectorStore:
         self.generation = generation  # stamped on what is written: the one being built
         self.con = connect(path, readonly=readonly)
         self._signs: dict[str, sign_file.SignWriter] = {}  # see sign_file.py
+        # The keyword index (keyword_index.py), opened by _sync_keywords: the keyword rows each
+        # transaction adds and removes, handed over as it commits; committed at each publish.
+        self._keywords: keyword_index.KeywordWriter | None = None
+        self._keywords_synced = False  # checked against the published generation this run
+        self._added: list[tuple[int, str]] = []
+        self._removed: list[int] = []
         if not readonly:
             self.con.execute("PRAGMA journal_mode=WAL")
             self.con.execute("PRAGMA synchronous=NORMAL")
@@ -111,6 +120,9 @@ class VectorStore:
         for writer in self._signs.values():
             writer.close()
         self._signs.clear()
+        if self._keywords is not None:
+            self._keep_keywords(lambda keywords: keywords.close())
+            self._keywords = None
         self.con.close()
 
     # -- schema ------------------------------------------------------------------------------
@@ -195,6 +207,56 @@ class VectorStore:
     def dense_collections(self) -> list[str]:
         return [name for name, kind, _, _ in self.collections() if kind == "vec0"]
 
+    # -- the keyword index (keyword_index.py) ------------------------------------------------
+    def _open_keywords(self) -> None:
+        try:
+            path = keyword_index.folder(self.path)
+            self._keywords = keyword_index.KeywordWriter(path, keyword_index.tokenizer(self.con))
+        except (OSError, ValueError) as exc:  # another writer holds it, or no room
+            log.warning("keyword index not kept (%s): searches use FTS5 alone", exc)
+
+    def _keep_keywords(self, action: Callable[[keyword_index.KeywordWriter], None]) -> None:
+        """Run ``action`` on the keyword index; one that fails drops the index, which readers
+        then do without (FTS5 answers) until the next run rebuilds it."""
+        if self._keywords is None:
+            return
+        try:
+            action(self._keywords)
+        except (OSError, ValueError) as exc:
+            log.warning("keyword index dropped (%s): searches use FTS5 until the next run", exc)
+            self._keywords = None
+            keyword_index.discard(keyword_index.folder(self.path))
+
+    def _sync_keywords(self, published: int) -> None:
+        """Once a run, as it starts (or at its first publish): opens the keyword index, and
+        rebuilds it from the FTS5 rows unless it holds the rows of ``published`` (new, or a run
+        was killed between a publish and its commit). Not at the vector file's open: a run
+        refused for another's lock must not take the keyword index's."""
+        self._keywords_synced = True
+        if self._keywords is None:
+            self._open_keywords()
+        if keyword_index.stamp(keyword_index.folder(self.path)) == published:
+            return
+        rows = self.con.execute(
+            f"SELECT e.id, e.text FROM {BM25} CROSS JOIN entries e ON e.id = {BM25}.rowid"
+        )
+        self._keep_keywords(lambda keywords: keywords.rebuild(rows, published))
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One SQLite transaction; the keyword rows it changed reach the keyword index only
+        if it commits."""
+        self._added, self._removed = [], []
+        with self.con:
+            yield
+        added, removed = self._added, self._removed
+        self._added, self._removed = [], []
+        self._keep_keywords(lambda keywords: keywords.apply(added, removed))
+
+    def _keyword_rows(self, rows: list[tuple[int, str]]) -> None:
+        self.con.executemany(f"INSERT INTO {BM25} (rowid, text) VALUES (?, ?)", rows)
+        self._added.extend(rows)
+
     # -- writes ------------------------------------------------------------------------------
     @contextmanager
     def replacing_documents(
@@ -207,7 +269,7 @@ class VectorStore:
         (``vectors[collection][i]`` belongs to ``entries[i]``), in a transaction that commits
         when the block ends and rolls back if it raises: the block writes the same documents'
         rows elsewhere."""
-        with self.con:
+        with self._transaction():
             self._replace(doc_ids, entries, vectors)
             yield
 
@@ -218,13 +280,12 @@ class VectorStore:
             self._retire_doc(doc_id)
         ids = [self._insert_entry(e) for e in entries]
         keyword = keyword_columns()
-        self.con.executemany(
-            "INSERT INTO bm25 (rowid, text) VALUES (?, ?)",
+        self._keyword_rows(
             [
                 (i, e.text)
                 for i, e in zip(ids, entries, strict=True)
                 if (e.table_name, e.column_name) in keyword
-            ],
+            ]
         )
         for collection, matrix in vectors.items():
             matrix = np.ascontiguousarray(matrix, dtype=np.float32)
@@ -269,7 +330,7 @@ class VectorStore:
         ).fetchall()
         keyword = keyword_columns()
         done = 0
-        with self.con:
+        with self._transaction():
             for old, column, key, doc_id, page, text in found:
                 new_key = rename(key)
                 if new_key is None or new_key == key:
@@ -277,7 +338,7 @@ class VectorStore:
                 entry = Entry(table_name, column, new_key, doc_id, page, text)
                 new = self._insert_entry(entry)
                 if (table_name, column) in keyword:
-                    self.con.execute("INSERT INTO bm25 (rowid, text) VALUES (?, ?)", (new, text))
+                    self._keyword_rows([(new, text)])
                 for name in self.dense_collections():
                     table = vec_table(name)
                     for (vector,) in self.con.execute(
@@ -297,7 +358,7 @@ class VectorStore:
 
     def remove_documents(self, doc_ids: Iterable[str]) -> None:
         """Retire the entries of ``doc_ids``: readers stop seeing them at the next publish."""
-        with self.con:
+        with self._transaction():
             for doc_id in set(doc_ids):
                 self._retire_doc(doc_id)
 
@@ -315,25 +376,30 @@ class VectorStore:
         self.purge(generation)
         self.generation = generation + 1
         self._refresh_signs()
+        if not self._keywords_synced:
+            self._sync_keywords(generation)
+        self._keep_keywords(lambda keywords: keywords.commit(generation))
 
     def purge(self, published: int) -> None:
         """After generation ``published`` is out: delete the entries no reader can see again."""
-        with self.con:
+        with self._transaction():
             self._delete_where("died <= ?", (published,))
 
     def discard_unpublished(self, published: int) -> None:
         """At the start of a run: undo what a killed run wrote after generation ``published``
         (its entries, and its retirement of older ones)."""
-        with self.con:
+        with self._transaction():
             self._delete_where("born > ?", (published,))
             self.con.execute("UPDATE entries SET died = NULL WHERE died > ?", (published,))
+        self._sync_keywords(published)
 
     def _delete_where(self, condition: str, params: tuple) -> None:
         found = self.con.execute(f"SELECT id FROM entries WHERE {condition}", params)
         ids = [(r[0],) for r in found]
         if not ids:
             return
-        self.con.executemany("DELETE FROM bm25 WHERE rowid = ?", ids)
+        self.con.executemany(f"DELETE FROM {BM25} WHERE rowid = ?", ids)
+        self._removed.extend(i for (i,) in ids)
         for name in self.dense_collections():
             self.con.executemany(f"DELETE FROM {vec_table(name)} WHERE rowid = ?", ids)
         self.con.executemany("DELETE FROM entries WHERE id = ?", ids)

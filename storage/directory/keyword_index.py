@@ -1,0 +1,188 @@
+"""The keyword rows a second time, in a tantivy index beside ``vectors.sqlite``, for speed.
+
+FTS5 computes ``bm25()`` for every row its MATCH returns: a question's rarer words alone matched
+100-150k of the 345k keyword rows of a 1,000-paper library, 440 ms a search (bench/bm25_engines.py),
+~4 s at 10,000 papers. tantivy's block-max WAND finds the best rows without scoring them all
+(~8 ms at 345k). The FTS5 collection stays the store of record and its scores stay the answer
+(``bm25_search.py`` re-scores tantivy's candidates with FTS5's formula); this index only says
+which rows to score.
+
+It holds each FTS5 row as (entry id, the text as FTS5's own tokenizer reads it, tokens joined by
+spaces), so a word is the same word on both sides. The writer hands it each committed
+transaction's rows and commits it at each publish, then writes the published generation to
+``STAMP``: a reader uses the index only while that stamp is the generation it reads, and falls
+back to FTS5 otherwise (a moment after each publish; an index written before this one; a run
+killed between the two commits, after which the next run rebuilds it whole).
+
+A reader sees rows of generations after its own (a writer adds between publishes): the caller
+checks every candidate against the entries it sees, as dense search does.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import apsw
+import tantivy
+
+log = logging.getLogger(__name__)
+
+# The FTS5 collection's tokenizer (vectors.py declares ``tokenize='porter unicode61'``).
+TOKENIZER = ("porter", ["unicode61"])
+STAMP = "docsym-generation"  # a file in the index folder: the generation it holds
+_HEAP = 32_000_000  # tantivy's writer memory (bytes) before it writes a segment; 15 MB minimum
+
+Tokens = Callable[[str], list[str]]
+Searcher = tantivy.Searcher
+
+
+def folder(vectors: Path) -> Path:
+    return vectors.with_name(f"{vectors.stem}.keywords")
+
+
+def tokenizer(con: apsw.Connection, *, query: bool = False) -> Tokens:
+    """Text -> tokens, as the FTS5 collection on ``con`` reads a row (or a query's phrase)."""
+    name, args = TOKENIZER
+    tokenize = con.fts5_tokenizer(name, args)
+    reason = apsw.FTS5_TOKENIZE_QUERY if query else apsw.FTS5_TOKENIZE_DOCUMENT
+
+    def tokens(text: str) -> list[str]:
+        return tokenize(text.encode(), reason, None, include_offsets=False, include_colocated=False)
+
+    return tokens
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    # Positions: a word FTS5 reads as several tokens ("v1.1") is a phrase on both sides.
+    builder.add_text_field("text", stored=False, tokenizer_name="whitespace")
+    # A signed field: tantivy-py turns a Python int into a signed term, so a delete by the id
+    # of an unsigned field would match nothing.
+    builder.add_integer_field("id", stored=False, indexed=True, fast=True)
+    return builder.build()
+
+
+_SCHEMA = _schema()
+
+
+def stamp(path: Path) -> int | None:
+    try:
+        return int((path / STAMP).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+class KeywordWriter:
+    """The writer's side: rows in as transactions commit, one tantivy commit per publish."""
+
+    def __init__(self, path: Path, tokens: Tokens) -> None:
+        self.path = path
+        self.tokens = tokens
+        path.mkdir(exist_ok=True)
+        self._index = tantivy.Index(_SCHEMA, path=str(path), reuse=True)
+        self._writer = self._index.writer(heap_size=_HEAP, num_threads=1)
+
+    def apply(self, added: Iterable[tuple[int, str]], removed: Iterable[int]) -> None:
+        """One committed transaction's rows; readers see them after ``commit``."""
+        for entry_id in removed:
+            self._writer.delete_documents_by_term("id", entry_id)
+        for entry_id, text in added:
+            document = tantivy.Document()
+            document.add_integer("id", entry_id)
+            document.add_text("text", " ".join(self.tokens(text)))
+            self._writer.add_document(document)
+
+    def commit(self, generation: int) -> None:
+        """Everything applied is in: the index holds the rows of ``generation``."""
+        self._writer.commit()
+        _write_stamp(self.path, generation)
+
+    def rebuild(self, rows: Iterable[tuple[int, str]], generation: int) -> None:
+        """Every row again, from the store of record."""
+        (self.path / STAMP).unlink(missing_ok=True)
+        self._writer.rollback()  # rows applied since the last commit are among ``rows``
+        self._writer.delete_all_documents()
+        self.apply(rows, ())
+        self.commit(generation)
+
+    def close(self) -> None:
+        self._writer.wait_merging_threads()  # the writer is gone after this
+
+
+def _write_stamp(path: Path, generation: int) -> None:
+    temporary = path / f"{STAMP}.tmp"
+    temporary.write_text(str(generation))
+    os.replace(temporary, path / STAMP)
+
+
+def discard(path: Path) -> None:
+    """A keyword index the writer could not keep: readers use FTS5 until the next run."""
+    (path / STAMP).unlink(missing_ok=True)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+class KeywordIndex:
+    """The reader's side: one open index, reloaded when its stamp changes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._index: tantivy.Index | None = None
+        self._loaded: int | None = None
+
+    def searcher(self, generation: int) -> tantivy.Searcher | None:
+        """A searcher holding the rows of ``generation``, or None (FTS5 answers)."""
+        if stamp(self.path) != generation:
+            return None
+        try:
+            if self._index is None:
+                self._index = tantivy.Index.open(str(self.path))
+            if self._loaded != generation:
+                self._index.reload()
+                self._loaded = generation
+            return self._index.searcher()
+        except (OSError, ValueError) as exc:  # a writer replaced it under us: FTS5 answers
+            log.debug("keyword index unreadable: %s", exc)
+            self._index, self._loaded = None, None
+            return None
+
+
+def phrase_query(phrase: list[str]) -> tantivy.Query:
+    if len(phrase) == 1:
+        return tantivy.Query.term_query(_SCHEMA, "text", phrase[0])
+    return tantivy.Query.phrase_query(_SCHEMA, "text", phrase)
+
+
+def rows_holding(searcher: tantivy.Searcher, phrase: list[str]) -> int:
+    """The n of the phrase's idf. One token: tantivy's document frequency, which counts a
+    deleted row until its segment is merged (as tantivy's own scores do); a phrase: counted."""
+    if len(phrase) == 1:
+        return searcher.doc_freq("text", phrase[0])
+    return searcher.search(phrase_query(phrase), 1, count=True).count
+
+
+def best_ids(
+    searcher: tantivy.Searcher, phrases: list[list[str]], weights: list[float], limit: int
+) -> list[int]:
+    """The ids of tantivy's ``limit`` best rows for the phrases, best first. Each phrase's
+    clause is boosted from tantivy's idf to ``weights`` (FTS5's idf), so the order follows
+    FTS5's: tantivy's idf, log(1 + (N - n + 0.5) / (n + 0.5)), weighs common words far more,
+    and it gives a phrase the sum of its tokens' idf."""
+    clauses = []
+    for phrase, weight in zip(phrases, weights, strict=True):
+        own = sum(_idf(searcher, token) for token in phrase)
+        boost = weight / own if own > 0 else 1.0
+        query = tantivy.Query.boost_query(phrase_query(phrase), boost)
+        clauses.append((tantivy.Occur.Should, query))
+    found = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=False)
+    return searcher.fast_field_values("id", [address for _, address in found.hits])
+
+
+def _idf(searcher: tantivy.Searcher, token: str) -> float:
+    """tantivy's idf of one token."""
+    held = searcher.doc_freq("text", token)
+    return math.log(1 + (searcher.num_docs - held + 0.5) / (held + 0.5))
