@@ -123,7 +123,7 @@ def _tantivy(index: Path, questions: list[str], copies: int) -> tuple[list[float
                 [(tantivy.Occur.Must, words), (tantivy.Occur.Must, in_views)]
             )
             start = time.perf_counter()
-            searcher.search(query, CANDIDATES)
+            searcher.search(query, CANDIDATES, count=False)  # as the store asks: no count
             times.append(time.perf_counter() - start)
         return times, built
     finally:

@@ -36,7 +36,7 @@ ten hits show ten places to look, not one page four times.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from docsym.language.numbers import is_number, quantity_words
@@ -69,35 +69,65 @@ def fuse(
     limit: int | None = None,
 ) -> list[tuple[int, float, list[str]]]:
     """[(entry id, score, collections that found it)] best first, one entry per row; the first
-    ``limit`` of them only, when given.
+    ``limit`` of them only, when given (``Fusion``, ranked once)."""
+    return Fusion(question, sparse, dense, entries, similarity).ranked(limit)
+
+
+class Fusion:
+    """The candidates' features, computed once; ``ranked`` orders them for any length, so a
+    search that asks for more hits (its first ones repeated each other) reads no text again.
 
     ``similarity`` gives the cosine of candidates the dense search did not return, so every
     candidate's ``dense`` feature is its real similarity."""
-    sources: dict[int, list[str]] = defaultdict(list)
-    features: dict[int, dict[str, float]] = defaultdict(lambda: dict.fromkeys(WEIGHTS, 0.0))
-    top_sparse = max((s for _, s in sparse), default=1.0) or 1.0
-    for entry_id, score in sparse:
-        features[entry_id]["sparse"] = max(score, 0.0) / top_sparse
-        sources[entry_id].append("bm25")
-    for entry_id, cosine in dense:
-        features[entry_id]["dense"] = max(cosine, 0.0)
-        sources[entry_id].append("dense")
-    for entry_id, cosine in (similarity or {}).items():
-        features[entry_id]["dense"] = max(cosine, 0.0)
-    analysed = {i: analyse(entries[i].text) for i in features}
-    weights = _term_weights(question.stems, [a.vocabulary for a in analysed.values()])
-    pairs = question.pairs
-    for entry_id, f in features.items():
-        f["window"] = window_coverage(analysed[entry_id], weights)
-        f["phrase"] = len(pairs & analysed[entry_id].pairs) / len(pairs) if pairs else 0.0
-    _document_scores(features, entries)
-    _named_scores(features, entries, weights, question)
-    # "number" is the last feature, so adding it later leaves every sum as it was.
-    scores = {i: sum(WEIGHTS[k] * v for k, v in f.items()) for i, f in features.items()}
-    if question.opens_with_quantity:
-        _add_numbers(scores, entries, weights, question.numbers, limit)
-    ranked = _spread_pages(_ranked_rows(scores, entries), entries)[:limit]
-    return [(i, scores[i], sources[i]) for i in ranked]
+
+    def __init__(
+        self,
+        question: Question,
+        sparse: list[tuple[int, float]],
+        dense: list[tuple[int, float]],
+        entries: dict[int, EntryRow],
+        similarity: dict[int, float] | None = None,
+    ) -> None:
+        self.question = question
+        self.entries = entries
+        self.sources: dict[int, list[str]] = defaultdict(list)
+        features: dict[int, dict[str, float]] = defaultdict(lambda: dict.fromkeys(WEIGHTS, 0.0))
+        top_sparse = max((s for _, s in sparse), default=1.0) or 1.0
+        for entry_id, score in sparse:
+            features[entry_id]["sparse"] = max(score, 0.0) / top_sparse
+            self.sources[entry_id].append("bm25")
+        for entry_id, cosine in dense:
+            features[entry_id]["dense"] = max(cosine, 0.0)
+            self.sources[entry_id].append("dense")
+        for entry_id, cosine in (similarity or {}).items():
+            features[entry_id]["dense"] = max(cosine, 0.0)
+        analysed = {i: analyse(entries[i].text) for i in features}
+        self.weights = _term_weights(question.stems, [a.vocabulary for a in analysed.values()])
+        pairs = question.pairs
+        for entry_id, f in features.items():
+            f["window"] = window_coverage(analysed[entry_id], self.weights)
+            f["phrase"] = len(pairs & analysed[entry_id].pairs) / len(pairs) if pairs else 0.0
+        _document_scores(features, entries)
+        _named_scores(features, entries, self.weights, question)
+        # "number" is the last feature, so adding it later leaves every sum as it was.
+        self.scores = {i: sum(WEIGHTS[k] * v for k, v in f.items()) for i, f in features.items()}
+        self._numbered: dict[int, bool] = {}  # entry id -> a number near its terms, once read
+
+    def ranked(self, limit: int | None = None) -> list[tuple[int, float, list[str]]]:
+        """The first ``limit`` (all when None) as ``fuse`` gives them."""
+        scores = dict(self.scores)
+        if self.question.opens_with_quantity:
+            _add_numbers(scores, self.entries, self._has_number, limit)
+        ranked = _spread_pages(_ranked_rows(scores, self.entries), self.entries)[:limit]
+        return [(i, scores[i], self.sources[i]) for i in ranked]
+
+    def _has_number(self, entry_id: int) -> bool:
+        found = self._numbered.get(entry_id)
+        if found is None:
+            words = quantity_words(self.entries[entry_id].text)
+            found = number_near_terms(words, self.weights, self.question.numbers)
+            self._numbered[entry_id] = found
+        return found
 
 
 def _ranked_rows(scores: dict[int, float], entries: dict[int, EntryRow]) -> list[int]:
@@ -113,8 +143,7 @@ def _ranked_rows(scores: dict[int, float], entries: dict[int, EntryRow]) -> list
 def _add_numbers(
     scores: dict[int, float],
     entries: dict[int, EntryRow],
-    weights: dict[str, float],
-    stated: frozenset[str],
+    has_number: Callable[[int], bool],
     limit: int | None,
 ) -> None:
     """Add the number feature to the scores, best candidates first, until the first ``limit``
@@ -127,7 +156,7 @@ def _add_numbers(
     step = limit or len(order)
     for start in range(0, len(order), step):
         for i in order[start : start + step]:
-            if number_near_terms(quantity_words(entries[i].text), weights, stated):
+            if has_number(i):
                 scores[i] += bonus
         done = start + step
         if done >= len(order):

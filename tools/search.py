@@ -22,7 +22,7 @@ from docsym.storage.store import EntryRow, Store
 from docsym.tools.errors import ToolError
 from docsym.tools.evidence import Evidence, Target, find_evidence, table_caption
 from docsym.tools.filters import MAX_FILTER_CHARS, OPERATORS_HELP, parse_filter
-from docsym.tools.fusion import fuse, prepare
+from docsym.tools.fusion import Fusion, prepare
 from docsym.tools.question import Question, read_question
 from docsym.tools.results import (
     PAGE_LABEL_HELP,
@@ -235,8 +235,10 @@ def hybrid_search(
     question = read_question(store, query)
     size = _text_budget(limit)
 
+    fusion = Fusion(question, sparse, dense, entries, similarity)
+
     def ranked(wanted: int) -> list[SearchHit]:
-        fused = fuse(question, sparse, dense, entries, similarity, wanted)
+        fused = fusion.ranked(wanted)
         hits = [
             _hit(n, s, entries[i], found_by, size) for n, (i, s, found_by) in enumerate(fused, 1)
         ]
