@@ -36,7 +36,9 @@ WORDS = DIM // 64
 MAGIC = b"docsym-signs-1\n\0"
 HEADER_BYTES = 4096
 RECORD = np.dtype([("rowid", "<i8"), ("bits", "<u8", (WORDS,))])
-SCAN_ROWS = 262_144  # rows per block of the Hamming scan: bounds its temporary arrays (~12 MB)
+# Rows per block of the Hamming scan: small enough that its temporary arrays stay in the CPU's
+# cache (760k records: 14 ms a scan in blocks of 8,192, 29 ms in blocks of 262,144).
+SCAN_ROWS = 8_192
 READ_ROWS = 65_536  # vectors per batch when rebuilding from the vec0 table
 # Rebuild when more than this share of records are stale, or when the collection has grown to
 # this many times the vectors the centre was taken from (an early centre, from a few documents,
