@@ -1,0 +1,30 @@
+"""Where a sentence ends: a footnote mark after a word's full stop ends it; a number, an
+abbreviation or a bracket before the digits do not."""
+
+from __future__ import annotations
+
+import pytest
+
+from docsym.language.sentences import split_sentences
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        (
+            "All participants were paid for the study.3 We discuss it later.",
+            ["All participants were paid for the study.3", "We discuss it later."],
+        ),
+        ("Linked to PubMed identifiers.17 Next we", ["Linked to PubMed identifiers.17", "Next we"]),
+        ("Version 2.3 Many people came.", ["Version 2.3 Many people came."]),
+        ("It rose to 4.5 Then it fell.", ["It rose to 4.5 Then it fell."]),
+        ("As Fig.3 Shows, it fell.", ["As Fig.3 Shows, it fell."]),
+        ("The recurrent ones (RNNs).2 We then", ["The recurrent ones (RNNs).2 We then"]),
+        ("A mark of three digits.123 We", ["A mark of three digits.123 We"]),
+        ("It ends here. The next one starts.", ["It ends here.", "The next one starts."]),
+    ],
+)
+def test_a_footnote_mark_after_a_full_stop_ends_the_sentence(
+    text: str, sentences: list[str]
+) -> None:
+    assert split_sentences(text) == sentences
