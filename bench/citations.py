@@ -3,7 +3,9 @@ code the MCP tool runs.
 
     python bench/citations.py --index DIR [QA.jsonl ...] [--corpus ../shared/corpus]
 
-QA files default to bench/qa/docsym_qa.jsonl and ../shared/dev-qa/qa.jsonl. For each question
+QA files default to bench/qa/docsym_qa.jsonl, ../shared/dev-qa/qa.jsonl and the multi-hop set
+bench/qa/multihop.jsonl, whose questions are scored by their leaves: each leaf is a question about
+one document, with its file, pages and evidence as the other sets give them. For each question
 the top 5 hits of ``hybrid_search`` are read, and printed per set and in all:
 
 - bbox coverage: the share of top-5 hits from PDFs that carry a non-empty bbox;
@@ -46,6 +48,7 @@ from docsym.tools.search import hybrid_search  # noqa: E402
 DEFAULT_QA = [
     REPO / "bench" / "qa" / "docsym_qa.jsonl",
     REPO.parent / "shared" / "dev-qa" / "qa.jsonl",
+    REPO / "bench" / "qa" / "multihop.jsonl",
 ]
 _LEAD_END = re.compile(r"\s\(|;|\svs\.?\s|\s—\s")
 _TOKEN = re.compile(r"[a-z0-9$€£*#][\w.,%$€£*#'’-]*")
@@ -115,8 +118,7 @@ def measure(store: Store, corpus: Path, path: Path) -> Tally:
     files = dict(con.execute("SELECT doc_id, path FROM documents").fetchall())
     tally = Tally()
     documents: dict[str, pymupdf.Document] = {}
-    for line in path.read_text().splitlines():
-        item = json.loads(line)
+    for item in _items(path):
         hits = hybrid_search(store, item["question"], limit=TOP).hits
         gold = None
         for hit in hits:
@@ -151,6 +153,19 @@ def measure(store: Store, corpus: Path, path: Path) -> Tally:
     for doc in documents.values():
         doc.close()
     return tally
+
+
+def _items(path: Path) -> list[dict]:
+    """A set's questions, a multi-hop question's leaves in its place (each named after it)."""
+    items = []
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        item = json.loads(line)
+        leaves = item.get("leaves") or [item]
+        for n, leaf in enumerate(leaves, 1):
+            items.append(leaf if leaf is item else {**leaf, "id": f"{item['id']}/{n}"})
+    return items
 
 
 def _is_gold(hit, item: dict, files: dict[str, str], corpus: Path) -> bool:
