@@ -102,6 +102,7 @@ def test_a_finished_run_leaves_the_vector_file_whole_on_its_own(built: Path) -> 
         "file-hashes.sqlite",
         "index.duckdb",
         "ocr-cache.sqlite",
+        "vectors.keywords",  # BM25 candidates (storage/directory/keyword_index.py)
         "vectors.minilm.signs",  # the collection's sign bits (storage/directory/sign_file.py)
         "vectors.sqlite",
     ]
