@@ -52,8 +52,7 @@ class Bm25Search:
         self._row_tokens = keyword_index.tokenizer(con)
         self._query_tokens = keyword_index.tokenizer(con, query=True)
         self._version: int | None = None
-        self._rows: int | None = None
-        self._tokens: int | None = None
+        self._totals_read: tuple[int, int] | None = None  # (N, tokens), for this version
         self._holding: dict[str, int] = {}  # word -> rows that hold it, for this version
 
     def search(
@@ -104,20 +103,21 @@ class Bm25Search:
         """``search`` from the keyword index's candidates; None where the filter is too rare."""
         phrases = [phrase for phrase in map(self._query_tokens, words) if phrase]
         self._check_version()
-        rows = self._row_count()
+        rows, tokens = self._totals()
         if not phrases or not rows:
             return []
         idf = [_idf(keyword_index.rows_holding(keywords, phrase), rows) for phrase in phrases]
+        query = keyword_index.weighted_query(keywords, phrases, idf)
         want, size = max(WANT * limit, LEAST), FIRST
         while True:
-            ids = keyword_index.best_ids(keywords, phrases, idf, size)
+            ids = keyword_index.best_ids(keywords, query, size)
             texts = self._texts(ids, where, params)
             if len(texts) >= want or len(ids) < size:
                 break
             if size >= MOST:
                 return None
             size *= GROWTH
-        length = self._token_count() / rows  # FTS5's avgdl
+        length = tokens / rows  # FTS5's avgdl
         scored = [
             (entry_id, self._score(phrases, idf, text, length)) for entry_id, text in texts[:want]
         ]
@@ -156,7 +156,7 @@ class Bm25Search:
         """The rarer words, and the most the common words can add to a row's score."""
         self._check_version()
         held = {word: self._rows_holding(word) for word in words}
-        rows = self._row_count()
+        rows, _ = self._totals()
         if not rows:
             return [], 0.0
         rare = [w for w in words if held[w] <= RARE_SHARE * rows]
@@ -175,7 +175,7 @@ class Bm25Search:
         """Forget what was counted once the file changed."""
         version = self.con.execute("PRAGMA data_version").fetchone()[0]
         if version != self._version:
-            self._version, self._rows, self._tokens, self._holding = version, None, None, {}
+            self._version, self._totals_read, self._holding = version, None, {}
 
     def _rows_holding(self, word: str) -> int:
         """How many rows the word's phrase matches: the n of its idf, as bm25() counts it."""
@@ -184,20 +184,13 @@ class Bm25Search:
             self._holding[word] = self.con.execute(sql, [_match([word])]).fetchone()[0]
         return self._holding[word]
 
-    def _row_count(self) -> int | None:
-        """N as bm25() sees it (FTS5 keeps it: a contentless table has no rows to count);
-        None for an empty collection."""
-        if self._rows is None:
-            found = self.con.execute(f"SELECT {_ROW_COUNT}({BM25}) FROM {BM25} LIMIT 1").fetchone()
-            self._rows = found[0] if found else None
-        return self._rows
-
-    def _token_count(self) -> int:
-        """The tokens of all rows, as bm25() counts them."""
-        if self._tokens is None:
-            sql = f"SELECT {_TOKEN_COUNT}({BM25}) FROM {BM25} LIMIT 1"
-            self._tokens = self.con.execute(sql).fetchone()[0]
-        return self._tokens
+    def _totals(self) -> tuple[int, int]:
+        """N and the tokens of all rows, as bm25() counts them (FTS5 keeps both: a contentless
+        table has no rows to count); (0, 0) for an empty collection."""
+        if self._totals_read is None:
+            sql = f"SELECT {_ROW_COUNT}({BM25}), {_TOKEN_COUNT}({BM25}) FROM {BM25} LIMIT 1"
+            self._totals_read = self.con.execute(sql).fetchone() or (0, 0)
+        return self._totals_read
 
 
 def _match(words: list[str]) -> str:

@@ -117,7 +117,9 @@ def test_a_publish_brings_the_index_its_generation(published: Path) -> None:
     searcher = reader.searcher(2)
     assert searcher is not None
     (kestrel_id,) = writer.con.execute("SELECT id FROM entries WHERE doc_id = 'd9'").fetchone()
-    assert keyword_index.best_ids(searcher, [["kestrel"]], [1.0], 5) == [kestrel_id]
+    assert keyword_index.best_ids(
+        searcher, keyword_index.weighted_query(searcher, [["kestrel"]], [1.0]), 5
+    ) == [kestrel_id]
     (left,) = writer.con.execute("SELECT count(*) FROM entries WHERE doc_id = 'd1'").fetchone()
     assert left == 0 and searcher.num_docs == 1500 - 375 + 1  # d1's rows purged from both
     writer.close()

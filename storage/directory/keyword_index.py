@@ -165,24 +165,28 @@ def rows_holding(searcher: tantivy.Searcher, phrase: list[str]) -> int:
     return searcher.search(phrase_query(phrase), 1, count=True).count
 
 
-def best_ids(
-    searcher: tantivy.Searcher, phrases: list[list[str]], weights: list[float], limit: int
-) -> list[int]:
-    """The ids of tantivy's ``limit`` best rows for the phrases, best first. Each phrase's
-    clause is boosted from tantivy's idf to ``weights`` (FTS5's idf), so the order follows
-    FTS5's: tantivy's idf, log(1 + (N - n + 0.5) / (n + 0.5)), weighs common words far more,
-    and it gives a phrase the sum of its tokens' idf."""
+def weighted_query(
+    searcher: tantivy.Searcher, phrases: list[list[str]], weights: list[float]
+) -> tantivy.Query:
+    """The phrases as one query, each clause boosted from tantivy's idf to ``weights`` (FTS5's
+    idf), so tantivy's order follows FTS5's: tantivy's idf, log(1 + (N - n + 0.5) / (n + 0.5)),
+    weighs common words far more, and it gives a phrase the sum of its tokens' idf."""
     clauses = []
     for phrase, weight in zip(phrases, weights, strict=True):
-        own = sum(_idf(searcher, token) for token in phrase)
+        own = sum(_tantivy_idf(searcher, token) for token in phrase)
         boost = weight / own if own > 0 else 1.0
-        query = tantivy.Query.boost_query(phrase_query(phrase), boost)
-        clauses.append((tantivy.Occur.Should, query))
-    found = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=False)
+        clauses.append(
+            (tantivy.Occur.Should, tantivy.Query.boost_query(phrase_query(phrase), boost))
+        )
+    return tantivy.Query.boolean_query(clauses)
+
+
+def best_ids(searcher: tantivy.Searcher, query: tantivy.Query, limit: int) -> list[int]:
+    """The ids of tantivy's ``limit`` best rows for ``query``, best first."""
+    found = searcher.search(query, limit, count=False)
     return searcher.fast_field_values("id", [address for _, address in found.hits])
 
 
-def _idf(searcher: tantivy.Searcher, token: str) -> float:
-    """tantivy's idf of one token."""
+def _tantivy_idf(searcher: tantivy.Searcher, token: str) -> float:
     held = searcher.doc_freq("text", token)
     return math.log(1 + (searcher.num_docs - held + 0.5) / (held + 0.5))
