@@ -298,53 +298,6 @@ def test_view_page_highlights_cited_ids(sample_index: Path) -> None:
     assert note.png == plain.png and elsewhere in note.note
 
 
-def _units(*texts: str, group: str = "c0") -> list:
-    from docsym.tools.evidence import unit
-
-    return [unit(f"u{n}", text, 1, [0, n, 1, n + 1], group) for n, text in enumerate(texts)]
-
-
-def test_a_quantity_question_cites_the_window_that_states_a_number() -> None:
-    from docsym.tools.evidence import _weights, best_window
-    from docsym.tools.question import read_question
-
-    units = _units(
-        "The gauge was calibrated against the weir (Smith et al., 2019).",
-        "Every day the log keeps the readings of the gauge.",
-        "It held 4,096 of them on the first day.",
-    )
-    question = "How many readings of the gauge does the log keep per day?"
-    weights = _weights(read_question(None, question).terms, units)
-    # By words alone the second sentence is best; the number is in the one after it.
-    assert [u.key for u in best_window(units, weights, False)] == ["u1"]
-    quantity = best_window(units, weights, True)
-    assert [u.key for u in quantity] == ["u1", "u2"]  # not the citation's year in u0
-    given = read_question(None, "Did it keep 4,096 readings?").numbers  # one the question states
-    assert [u.key for u in best_window(units, weights, True, given)] == ["u1"]
-
-
-def test_a_quantity_question_reads_numbers_of_the_best_windows_first(monkeypatch) -> None:
-    import docsym.tools.evidence as evidence
-    from docsym.tools.question import read_question
-
-    units = _units(
-        "The log keeps the readings of the gauge every day, as the weir's log did.",
-        "Each day the gauge log was kept.",
-        "The gauge log held 4,096 readings each day.",
-        "The gauge was read 12 times.",
-    )
-    question = "How many readings does the gauge log keep each day?"
-    weights = evidence._weights(read_question(None, question).terms, units)
-    read: list[str] = []
-    real = evidence.stated_quantities
-    monkeypatch.setattr(evidence, "stated_quantities", lambda text: read.append(text) or real(text))
-    # u0 holds the most words but no number; of the windows stating one, u2 holds the most.
-    assert [u.key for u in evidence.best_window(units, weights, False)] == ["u0"]
-    assert read == []
-    assert [u.key for u in evidence.best_window(units, weights, True)] == ["u2"]
-    assert "The gauge was read 12 times." not in read  # a window below u2 is never read
-
-
 def test_evidence_words_meet_compounds_greek_letters_and_plurals() -> None:
     from docsym.language.terms import words_of
     from docsym.tools.question import read_question

@@ -7,13 +7,9 @@ chunk's own first among equals: a chunk hit stands for its page, and the answer 
 next chunk or a table beside it); for a section, its sentences; for a table, its rows. A table
 row is read with its header labels and its table's caption, which say what its numbers are.
 
-Windows of one unit, or two adjacent units of one passage or table, are ranked for the question
-by the share of its discriminative terms they hold (IDF over the units in play; the terms as
-``tools.question`` reads them for ranking too: compounds matched by their parts or run together,
-Greek letters by name; terms that name the hit's document weigh less inside it). A
-question asking for a quantity wants a window with a number beside those words (not a year of a
-citation, a footnote mark or a label such as 'Table 3'): such windows come first. A pair must
-beat each of its halves. The best window's box is what the client cites; the excerpt is that
+The scope's best window of one or two units is chosen by ``tools.matcher``, with term weights
+over the scope's units (terms that name the hit's document weigh less inside it: they say which
+document, not where in it). The best window's box is what the client cites; the excerpt is that
 window with context, more after it than before (setups precede answers), cut to a budget.
 
 Rows that are regions themselves (figures, equations, table row/column summaries) keep their own
@@ -24,20 +20,19 @@ by section.
 from __future__ import annotations
 
 import threading
-from collections import Counter, OrderedDict
-from collections.abc import Iterable
+from collections import OrderedDict
 from dataclasses import dataclass
 from itertools import groupby
 
 from pydantic import BaseModel, Field
 
-from docsym.language.numbers import stated_quantities
 from docsym.language.terms import words_of
 from docsym.storage.boxes import Box, union
 from docsym.storage.ids import doc_id_of, table_row_id
 from docsym.storage.schema import table
 from docsym.storage.store import Store
-from docsym.tools.question import Question, Term, term_weights
+from docsym.tools.matcher import TermIndex, Unit, best_window, unit, weights_over
+from docsym.tools.question import Question, Term
 from docsym.tools.results import PAGE_LABEL_HELP, TRIM_MARK, PageLabels, page_labels
 from docsym.tools.threads import in_background
 
@@ -70,52 +65,6 @@ class Evidence(BaseModel):
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Unit:
-    """A citable piece of a scope: a sentence or a table row, read once (words and numbers)."""
-
-    key: str  # sentences.sentence_id, or '<table_id>-r<row>'
-    text: str
-    page_number: int | None
-    bbox: list[float] | None
-    group: str  # chunk_id or table_id: windows and context stay within it
-    words: frozenset[str]  # of its text and, for a table row, its header labels and caption
-
-    @property
-    def numbers(self) -> frozenset[str]:
-        """Quantities it states (not citation years, footnotes, labels); read only for
-        questions that ask for a quantity."""
-        return stated_quantities(self.text)
-
-
-def unit(key: str, text: str, page: int | None, bbox: list[float] | None, group: str) -> Unit:
-    """A sentence (or any unit read by its own words)."""
-    return Unit(key, text, page, bbox, group, words_of(text))
-
-
-class TermIndex:
-    """Which of a question's terms a unit's words meet, worked out once per distinct set of
-    words: a page's units are scored for every hit on that page, and most meet no term."""
-
-    def __init__(self, terms: list[Term]) -> None:
-        self.by_form: dict[str, list[Term]] = {}
-        for term in terms:
-            for form in term.forms:
-                self.by_form.setdefault(form, []).append(term)
-        self.forms = frozenset(self.by_form)
-        self.compounds = [t for t in terms if t.parts]
-        self._met: dict[frozenset[str], frozenset[Term]] = {}
-
-    def met(self, words: frozenset[str]) -> frozenset[Term]:
-        """The terms ``words`` meet (as ``Term.met_by`` says)."""
-        found = self._met.get(words)
-        if found is None:
-            hits = {t for form in words & self.forms for t in self.by_form[form]}
-            hits.update(t for t in self.compounds if t.parts <= words)
-            found = self._met[words] = frozenset(hits)
-        return found
-
-
 @dataclass(frozen=True)
 class Target:
     """The row a hit names."""
@@ -128,7 +77,10 @@ class Target:
 
 
 def find_evidence(
-    store: Store, question: Question, targets: list[Target], budget: int = 700
+    store: Store,
+    question: Question,
+    targets: list[Target],
+    budget: int = 700,
 ) -> list[Evidence]:
     """Evidence for each target, in order. ``budget`` bounds each excerpt (characters)."""
     con = store.sql()
@@ -144,73 +96,15 @@ def find_evidence(
     out = []
     for target, scope, own in zip(targets, scopes, owns, strict=True):
         # Which words tell units apart is a question about this scope only.
-        weights = _within(_weights(question.terms, scope, index), question.naming(target.doc_id))
+        held = [index.met(u.words) for u in scope]
+        weights = _within(weights_over(question.terms, held), question.naming(target.doc_id))
         window = (
-            best_window(scope, weights, wants_number, question.numbers, index, own) if scope else []
+            best_window(scope, weights, wants_number, question.numbers, index, own).units
+            if scope
+            else []
         )
         out.append(_evidence(con, target, scope, window, labels, budget))
     return out
-
-
-def best_window(
-    units: list[Unit],
-    weights: dict[Term, float],
-    wants_number: bool,
-    given: frozenset[str] = frozenset(),
-    index: TermIndex | None = None,
-    own: str | None = None,
-) -> list[Unit]:
-    """The one unit, or two adjacent units of one passage or table on one page, that hold most of
-    the question's term weight; for a quantity question, windows that state a number first (one
-    not ``given`` in the question). Ties go to the hit's own units (those of group ``own``; all
-    units when it is None), the single unit, then the earlier window."""
-    total = sum(weights.values()) or 1.0
-    # The terms each unit meets, once; a pair meets their union, and a compound term whose
-    # parts are split between the two units ('tableformer' here, 'large' there).
-    index = index or TermIndex(list(weights))
-    met = {id(u): index.met(u.words) & weights.keys() for u in units}
-    compounds = [t for t in weights if t.parts]
-
-    def terms_met(window: list[Unit]) -> frozenset[Term]:
-        found = frozenset().union(*(met[id(u)] for u in window))
-        split = [t for t in compounds if t not in found] if len(window) > 1 else []
-        if split:
-            words = frozenset().union(*(u.words for u in window))
-            found |= {t for t in split if t.met_by(words)}
-        return found
-
-    def rank(window: list[Unit], n: int) -> tuple[float, bool, int, int]:
-        in_hit = own is None or all(u.group == own for u in window)
-        if not any(met[id(u)] for u in window) and (len(window) == 1 or not compounds):
-            return (0.0, in_hit, -len(window), -n)  # meets no term (most windows)
-        found = terms_met(window)
-        covered = round(sum(w for t, w in weights.items() if t in found) / total, 9)
-        return (covered, in_hit, -len(window), -n)
-
-    best, best_rank = [units[0]], (-1.0, False, 0, 0)
-    meeting: list[tuple[tuple[float, bool, int, int], list[Unit]]] = []
-    for n, unit in enumerate(units):
-        following = units[n + 1] if n + 1 < len(units) else None
-        pair = (
-            following is not None
-            and following.group == unit.group
-            and following.page_number == unit.page_number
-        )
-        meets = met[id(unit)] or (pair and (met[id(following)] or compounds))
-        if best_rank[0] > 0 and not meets:
-            continue  # neither window meets a term, so neither beats one that does
-        for window in ([unit], [unit, following]) if pair else ([unit],):
-            found = rank(window, n)
-            if wants_number and found[0] > 0:
-                meeting.append((found, window))
-            if found > best_rank:
-                best, best_rank = window, found
-    if wants_number:
-        # The best window that states a number beats any that does not: look for numbers in
-        # the best windows first (reading a unit's numbers costs more than its rank).
-        meeting.sort(key=lambda ranked: ranked[0], reverse=True)
-        return next((w for _, w in meeting if _has_quantity(w, given)), best)
-    return best
 
 
 def _evidence(
@@ -244,14 +138,14 @@ def _excerpt(scope: list[Unit], window: list[Unit], budget: int) -> str:
         return text[:budget].rsplit(" ", 1)[0] + TRIM_MARK
     after = group[at + len(window) : at + len(window) + CONTEXT_AFTER]
     before = group[max(0, at - CONTEXT_BEFORE) : at]
-    for unit in after:
-        if len(text) + len(unit.text) + 1 > budget:
+    for neighbour in after:
+        if len(text) + len(neighbour.text) + 1 > budget:
             break
-        text = f"{text} {unit.text}"
-    for unit in reversed(before):
-        if len(text) + len(unit.text) + 1 > budget:
+        text = f"{text} {neighbour.text}"
+    for neighbour in reversed(before):
+        if len(text) + len(neighbour.text) + 1 > budget:
             break
-        text = f"{unit.text} {text}"
+        text = f"{neighbour.text} {text}"
     return text
 
 
@@ -478,21 +372,7 @@ def _table_rows(con, tables: list[_Table]) -> list[tuple[_Table, Unit]]:
     return [(t, u) for t in tables for u in rows.get(t.table_id, [])]
 
 
-def _has_quantity(window: list[Unit], given: frozenset[str]) -> bool:
-    """Whether the window states a number that is not in ``given``."""
-    return any(n not in given for u in window for n in u.numbers)
-
-
 # -- terms, weights and labels ----------------------------------------------------------------
-def _weights(
-    terms: Iterable[Term], units: list[Unit], index: TermIndex | None = None
-) -> dict[Term, float]:
-    """IDF of each question term over the units in play (terms absent from all weigh 0)."""
-    index = index or TermIndex(list(terms))
-    df = Counter(t for unit in units for t in index.met(unit.words))
-    return term_weights(terms, df, len(units))
-
-
 def _within(weights: dict[Term, float], naming: frozenset[Term]) -> dict[Term, float]:
     """Weights for finding the answer inside one document: the terms that name the document
     ("Uber", "NICS firearm checks") say which document, not where in it."""

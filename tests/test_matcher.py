@@ -1,0 +1,70 @@
+"""The passage matcher (tools.matcher): which window of a passage answers a question."""
+
+from __future__ import annotations
+
+from docsym.tools import matcher
+from docsym.tools.matcher import Unit, best_window, unit, weights_over
+from docsym.tools.question import read_question
+
+
+def _units(*texts: str, group: str = "c0") -> list[Unit]:
+    return [unit(f"u{n}", text, 1, [0, n, 1, n + 1], group) for n, text in enumerate(texts)]
+
+
+def _weights(question: str, units: list[Unit]):
+    terms = read_question(None, question).terms
+    index = matcher.TermIndex(terms)
+    return weights_over(terms, [index.met(u.words) for u in units])
+
+
+def _keys(units: list[Unit], question: str, wants_number: bool, given=frozenset()) -> list[str]:
+    window = best_window(units, _weights(question, units), wants_number, given)
+    return [u.key for u in window.units]
+
+
+def test_a_quantity_question_cites_the_window_that_states_a_number() -> None:
+    units = _units(
+        "The gauge was calibrated against the weir (Smith et al., 2019).",
+        "Every day the log keeps the readings of the gauge.",
+        "It held 4,096 of them on the first day.",
+    )
+    question = "How many readings of the gauge does the log keep per day?"
+    # By words alone the second sentence is best; the number is in the one after it.
+    assert _keys(units, question, False) == ["u1"]
+    assert _keys(units, question, True) == ["u1", "u2"]  # not the citation's year in u0
+    given = read_question(None, "Did it keep 4,096 readings?").numbers  # one the question states
+    assert _keys(units, question, True, given) == ["u1"]
+
+
+def test_a_quantity_question_reads_numbers_of_the_best_windows_first(monkeypatch) -> None:
+    units = _units(
+        "The log keeps the readings of the gauge every day, as the weir's log did.",
+        "Each day the gauge log was kept.",
+        "The gauge log held 4,096 readings each day.",
+        "The gauge was read 12 times.",
+    )
+    question = "How many readings does the gauge log keep each day?"
+    read: list[str] = []
+    real = matcher.stated_quantities
+    monkeypatch.setattr(matcher, "stated_quantities", lambda text: read.append(text) or real(text))
+    # u0 holds the most words but no number; of the windows stating one, u2 holds the most.
+    assert _keys(units, question, False) == ["u0"]
+    assert read == []
+    assert _keys(units, question, True) == ["u2"]
+    assert "The gauge was read 12 times." not in read  # a window below u2 is never read
+
+
+def test_a_window_says_what_it_holds() -> None:
+    units = _units("The gauge log was kept.", "Nothing here.", "The log held 12 readings.")
+    window = best_window(units, _weights("How many gauge log readings?", units), True)
+    assert [u.key for u in window.units] == ["u2"] and window.numbered
+    assert 0.0 < window.words < 1.0  # 'log' and 'readings', not 'gauge'
+    nothing = best_window(units, _weights("Which weir?", units), False)
+    assert [u.key for u in nothing.units] == ["u0"] and nothing.words == 0.0
+
+
+def test_a_pair_never_crosses_its_group_or_page() -> None:
+    units = _units("The gauge log", group="c0") + _units("held 12 readings.", group="c1")
+    units[1] = Unit("v0", units[1].text, 1, None, "c1", units[1].words)
+    window = best_window(units, _weights("gauge log readings", units), False)
+    assert len(window.units) == 1

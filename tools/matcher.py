@@ -1,0 +1,148 @@
+"""The passage matcher: which window of a passage answers a question, and how well.
+
+A passage is a list of citable *units*: its sentences, or a table's rows read with their header
+labels and caption. A *window* is one unit, or two adjacent units of one group (a chunk's
+sentences, a table's rows) on one page. A window is worth the share of the question's term
+weight it holds (terms as ``tools.question`` reads them: compounds matched by their parts or
+run together, Greek letters by name, plurals by their singular; weights by ``term_weights``
+over the units or passages in play). For a question asking for a quantity, the best window
+that states a number the question does not state itself (not a citation's year, a footnote
+mark or a label such as 'Table 3') beats any that does not. A pair must beat each of its
+halves; ties go to the hit's own units, the single unit, then the earlier window.
+
+Citation (``tools.evidence``) picks its box with it; ranking (``tools.fusion``) still scores a
+candidate's windows by stems (docs/RESULTS.md has what moving ranking onto it measured).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from docsym.language.numbers import stated_quantities
+from docsym.language.terms import words_of
+from docsym.tools.question import Term, term_weights
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A citable piece of a passage: a sentence or a table row, read once (words and numbers)."""
+
+    key: str  # sentences.sentence_id, or '<table_id>-r<row>'
+    text: str
+    page_number: int | None
+    bbox: list[float] | None
+    group: str  # chunk_id or table_id: windows and context stay within it
+    words: frozenset[str]  # of its text and, for a table row, its header labels and caption
+
+    @property
+    def numbers(self) -> frozenset[str]:
+        """Quantities it states (not citation years, footnotes, labels); read only for
+        questions that ask for a quantity."""
+        return stated_quantities(self.text)
+
+
+def unit(key: str, text: str, page: int | None, bbox: list[float] | None, group: str) -> Unit:
+    """A sentence (or any unit read by its own words)."""
+    return Unit(key, text, page, bbox, group, words_of(text))
+
+
+class TermIndex:
+    """Which of a question's terms a unit's words meet, worked out once per distinct set of
+    words: a page's units are scored for every hit on that page, and most meet no term."""
+
+    def __init__(self, terms: Iterable[Term]) -> None:
+        self.by_form: dict[str, list[Term]] = {}
+        terms = list(terms)
+        for term in terms:
+            for form in term.forms:
+                self.by_form.setdefault(form, []).append(term)
+        self.forms = frozenset(self.by_form)
+        self.compounds = [t for t in terms if t.parts]
+        self._met: dict[frozenset[str], frozenset[Term]] = {}
+
+    def met(self, words: frozenset[str]) -> frozenset[Term]:
+        """The terms ``words`` meet (as ``Term.met_by`` says)."""
+        found = self._met.get(words)
+        if found is None:
+            hits = {t for form in words & self.forms for t in self.by_form[form]}
+            hits.update(t for t in self.compounds if t.parts <= words)
+            found = self._met[words] = frozenset(hits)
+        return found
+
+    def held(self, units: Iterable[Unit]) -> frozenset[Term]:
+        """The terms any of the units meets."""
+        return frozenset().union(*(self.met(u.words) for u in units))
+
+
+def weights_over(terms: Iterable[Term], held: list[frozenset[Term]]) -> dict[Term, float]:
+    """IDF of each term over the units in play, each given by the terms it holds (terms held by
+    none weigh nothing)."""
+    df = Counter(t for terms_held in held for t in terms_held)
+    return term_weights(terms, df, len(held))
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The best window of a passage for a question."""
+
+    units: list[Unit]
+    words: float  # the share of the question's term weight it holds, 0 to 1
+    numbered: bool  # it states a number the question asks for (a quantity question only)
+
+
+def best_window(
+    units: list[Unit] | tuple[Unit, ...],
+    weights: dict[Term, float],
+    wants_number: bool,
+    given: frozenset[str] = frozenset(),
+    index: TermIndex | None = None,
+    own: str | None = None,
+) -> Window:
+    """The window of ``units`` holding most of the question's term weight; for a quantity
+    question, the best of those that state a number (one not ``given`` in the question) when
+    any does. Ties go to the hit's own units (those of group ``own``; all units when it is
+    None), the single unit, then the earlier window."""
+    total = sum(weights.values()) or 1.0
+    # The terms each unit meets, once; a pair meets their union, and a compound term whose
+    # parts are split between the two units ('tableformer' here, 'large' there).
+    index = index or TermIndex(weights)
+    met = [index.met(u.words) & weights.keys() for u in units]
+    compounds = [t for t in weights if t.parts]
+
+    def words_of_window(start: int, size: int) -> float:
+        found = frozenset().union(*met[start : start + size])
+        split = [t for t in compounds if t not in found] if size > 1 else []
+        if split:
+            words = frozenset().union(*(u.words for u in units[start : start + size]))
+            found |= {t for t in split if t.met_by(words)}
+        return round(sum(w for t, w in weights.items() if t in found) / total, 9)
+
+    ranked: list[tuple[tuple[float, bool, int, int], int, int]] = []  # (rank, start, size)
+    for n, current in enumerate(units):
+        following = units[n + 1] if n + 1 < len(units) else None
+        pair = (
+            following is not None
+            and following.group == current.group
+            and following.page_number == current.page_number
+        )
+        for size in (1, 2) if pair else (1,):
+            window = units[n : n + size]
+            if not any(met[n : n + size]) and (size == 1 or not compounds):
+                continue  # meets no term (most windows)
+            in_hit = own is None or all(u.group == own for u in window)
+            ranked.append(((words_of_window(n, size), in_hit, -size, -n), n, size))
+    if not ranked:
+        return Window(list(units[:1]), 0.0, False)
+    ranked.sort(key=lambda item: item[0], reverse=True)
+    (words, *_), start, size = ranked[0]
+    best = Window(list(units[start : start + size]), words, False)
+    if not wants_number:
+        return best
+    # The best windows first: reading a unit's numbers costs more than its words.
+    for (words, *_), start, size in ranked:
+        window = units[start : start + size]
+        if any(n not in given for u in window for n in u.numbers):
+            return Window(list(window), words, True)
+    return best
