@@ -1,5 +1,6 @@
 """What both backends call the entries of the vector side: an entry (one encodable cell of a
-view, shared by every collection), the keyword collection's name and a dense collection's table."""
+view, shared by every collection), the keyword collection's name and BM25's parameters, and a
+dense collection's table."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import re
 from dataclasses import dataclass
 
 BM25 = "bm25"
+# BM25's parameters, as FTS5's bm25() has them: both stores score keywords with them.
+K1, B = 1.2, 0.75
 
 
 @dataclass(frozen=True)

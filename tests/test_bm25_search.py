@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from docsym.language.terms import search_words
-from docsym.storage.bm25_search import Bm25Search
+from docsym.storage.directory.bm25_search import Bm25Search
 from docsym.storage.directory.vectors import VectorStore, connect
 from docsym.storage.entries import BM25, Entry
 from docsym.storage.store import Store

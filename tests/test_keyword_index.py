@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from docsym.language.terms import search_words
-from docsym.storage import bm25_search
-from docsym.storage.bm25_search import Bm25Search
-from docsym.storage.directory import keyword_index
+from docsym.storage.directory import bm25_search, keyword_index
+from docsym.storage.directory.bm25_search import Bm25Search
 from docsym.storage.directory.vectors import VectorStore, connect
 from docsym.storage.entries import Entry
 from docsym.storage.store import Store

@@ -26,8 +26,8 @@ import numpy as np
 
 from docsym.language.terms import search_words
 from docsym.storage import run_state, schema
-from docsym.storage.bm25_search import Bm25Search
 from docsym.storage.directory import generations, keyword_index, sign_file, sign_search
+from docsym.storage.directory.bm25_search import Bm25Search
 from docsym.storage.directory.reader import IndexReader
 from docsym.storage.directory.vector_index import VectorIndex, load_from_sqlite
 from docsym.storage.directory.vectors import awaiting_vectors, connect, opened_immutable

@@ -31,8 +31,7 @@ from docsym.language.terms import search_words
 from docsym.runtime.bounds import scrub
 from docsym.runtime.settings import get_settings
 from docsym.storage import run_state, schema
-from docsym.storage.bm25_search import K1, B  # BM25 as FTS5 computes it
-from docsym.storage.entries import vec_table
+from docsym.storage.entries import K1, B, vec_table  # BM25 as FTS5 computes it
 from docsym.storage.paths import IndexNotFoundError
 from docsym.storage.postgres import ddl
 from docsym.storage.postgres.connect import reader_url, redacted

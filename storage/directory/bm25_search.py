@@ -10,7 +10,7 @@ expression, so with the same numbers); when the k-th of them beats the bound, no
 enter the top k. Otherwise the rows holding only common words are scored as well and the two
 lists merged. Either way the answer is the full query's, ties broken by rowid.
 
-Given a searcher of the directory store's keyword index (``directory/keyword_index.py``), the
+Given a searcher of the directory store's keyword index (``keyword_index.py``), the
 rows come from it instead: tantivy's best rows (its clauses weighted by FTS5's idf), those the
 caller's filter keeps, scored here with FTS5's own formula from FTS5's row count and token total,
 so the scores are FTS5's. Taking the best 2 x k of tantivy's order as candidates gave the same top
@@ -26,11 +26,9 @@ from collections import Counter
 import apsw
 
 from docsym.storage.directory import keyword_index
-from docsym.storage.entries import BM25
+from docsym.storage.entries import BM25, K1, B
 
-# FTS5's bm25() parameters (the PostgreSQL store's keyword search computes the same BM25); the
-# part of one word in one row is below (K1 + 1) * idf.
-K1, B = 1.2, 0.75
+# The part of one word in one row is below (K1 + 1) * idf.
 # Words held by more than this share of the rows are "common": on the corpus index's questions
 # the rarer words' rows then always held the whole top 100 (0.1 missed it for 7 of 81).
 RARE_SHARE = 0.2
