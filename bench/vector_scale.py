@@ -3,7 +3,7 @@
 
     python bench/vector_scale.py build  --dir /tmp/vs1m --vectors 1000000
     python bench/vector_scale.py truth  --dir /tmp/vs1m
-    python bench/vector_scale.py search --dir /tmp/vs1m --mode signs    # or --mode memory
+    python bench/vector_scale.py search --dir /tmp/vs1m --mode signs    # or whole, or memory
 
 ``build`` writes documents of 400 entries each (70% chunks.text, 20% entities.name, 10%
 sections.title) with an ``IndexWriter`` (an empty DuckDB published as generation 1) and a
@@ -12,12 +12,13 @@ sections.title) with an ``IndexWriter`` (an empty DuckDB published as generation
 cosine of about 0.75 to its centre. Queries are fresh draws from the same topics. ``truth``
 computes the exact top 10 of each query by streaming every vector once.
 
-``search`` opens a ``DirectoryStore`` (``memory``: the sign file moved aside, so the store falls
-back to the in-memory ``VectorIndex``) and reports: the first search (the load), p50/p95 of
-unfiltered top-10 searches, of top-100 searches filtered on hybrid_search's default views, and
-of a one-document filter; recall@10 against exact; then 1,000 vectors added by a writer process
-in a new generation and published, the first search after it, and the process's peak and final
-RSS (VmHWM, VmRSS) and its file-backed share (RssFile).
+``search`` opens a ``DirectoryStore`` (``signs``: the sign file's nearest lists scanned; ``whole``:
+every record scanned, as in a file without lists; ``memory``: the sign file moved aside, so the
+store falls back to the in-memory ``VectorIndex``) and reports: the first search (the load), p50/p95
+of unfiltered top-10 searches, of top-100 searches filtered on hybrid_search's default views, and of
+a one-document filter; recall@10 against exact; then 1,000 vectors added by a writer process in a
+new generation and published, the first search after it, and the process's peak and final RSS
+(VmHWM, VmRSS) and its file-backed share (RssFile).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from docsym.storage.directory.sign_file import signs_path  # noqa: E402
+from docsym.storage.directory.sign_file import SignScan, signs_path  # noqa: E402
 from docsym.storage.directory.store import DirectoryStore  # noqa: E402
 from docsym.storage.directory.vectors import VectorStore  # noqa: E402
 from docsym.storage.directory.writer import IndexWriter  # noqa: E402
@@ -141,9 +142,13 @@ def search(root: Path, mode: str) -> None:
     aside = signs.with_name(signs.name + ".aside")
     if mode == "memory":
         signs.rename(aside)
+    whole = SignScan.distances
+    if mode == "whole":
+        SignScan.distances = functools.partialmethod(whole, whole=True)
     try:
         report = run_searches(root)
     finally:
+        SignScan.distances = whole
         if aside.exists():
             aside.rename(signs)
     print(json.dumps({"mode": mode, **report}, indent=1))
@@ -200,7 +205,7 @@ def main() -> None:
     parser.add_argument("step", choices=["build", "truth", "search"])
     parser.add_argument("--dir", type=Path, required=True)
     parser.add_argument("--vectors", type=int, default=1_000_000)
-    parser.add_argument("--mode", choices=["signs", "memory"], default="signs")
+    parser.add_argument("--mode", choices=["signs", "whole", "memory"], default="signs")
     args = parser.parse_args()
     if args.step == "build":
         build(args.dir, args.vectors)

@@ -69,6 +69,11 @@ def test_writer_keeps_a_sign_file_covering_every_vector(index):
 
 def test_hits_are_exact_cosines_and_match_exact_search(index):
     root, vectors = index
+    assert _recall_at_10(root, vectors) >= 0.9
+
+
+def _recall_at_10(root: Path, vectors: dict) -> float:
+    """Top-10 dense hits of 20 queries, each scored exactly, against exact search."""
     queries = clustered(np.random.default_rng(7), 20, centres=50)
     with DirectoryStore(root) as store:
         recall = 0
@@ -78,7 +83,7 @@ def test_hits_are_exact_cosines_and_match_exact_search(index):
             for i, score in hits:
                 assert score == pytest.approx(float(vectors[i] @ query), abs=1e-5)
             recall += len({i for i, _ in hits} & set(exact(vectors, query, 10)))
-    assert recall / 200 >= 0.9
+    return recall / 200
 
 
 def test_filters_return_limit_hits_inside_the_filter(index):
@@ -171,3 +176,102 @@ def test_killed_appends_and_stale_records_cost_nothing(index, tmp_path):
     with DirectoryStore(root) as clean, DirectoryStore(copy) as damaged:
         assert damaged.dense("minilm", query, limit=10) == clean.dense("minilm", query, limit=10)
     assert path.stat().st_size != copied.stat().st_size
+
+
+# -- the inverted file: a collection past LIST_MIN has its records grouped by list ------------
+@pytest.fixture(scope="module")
+def listed(tmp_path_factory) -> tuple[Path, dict]:
+    """The 12,000 vectors again, with lists from 2,048 vectors on (64 lists of ~190)."""
+    root = tmp_path_factory.mktemp("listed")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sign_file, "LIST_MIN", 2_048)
+        patch.setattr(sign_file, "LIST_SIZE", 192)
+        return root, write(root, range(DOCS), seed=1)
+
+
+def _layout(root: Path) -> tuple[sign_file.Header, np.ndarray]:
+    path = sign_file.signs_path(root / "vectors.sqlite", "minilm")
+    scan = sign_file.SignScan.open(path)
+    assert scan is not None
+    return scan._mapped().header, scan._mapped().records
+
+
+def test_a_large_collection_is_written_grouped_by_list(listed):
+    root, vectors = listed
+    header, records = _layout(root)
+    assert len(header.centroids) == 64 and header.grouped == len(records) == len(vectors)
+    assert np.all(np.diff(header.starts) >= 0)
+    # Each record stands in the list of its vector's nearest centroid.
+    for n in range(len(header.centroids)):
+        first, end = header.starts[n], header.starts[n + 1]
+        members = np.stack([vectors[i] for i in records["rowid"][first:end].tolist()])
+        assert np.all(sign_file.nearest_lists(members, header.centroids, 1)[:, 0] == n)
+
+
+def test_a_search_scans_the_nearest_lists_and_finds_what_the_whole_file_finds(listed):
+    root, vectors = listed
+    scan = sign_file.SignScan.open(sign_file.signs_path(root / "vectors.sqlite", "minilm"))
+    queries = clustered(np.random.default_rng(7), 20, centres=50)
+    scanned = [len(scan.distances(q)[0]) for q in queries]
+    assert scan.partial() and max(scanned) < len(vectors) / 4
+    assert min(scanned) >= sign_file.PROBE_SHARE * len(vectors)
+    assert _recall_at_10(root, vectors) >= 0.9
+
+
+def test_a_filter_too_rare_for_the_lists_scanned_reads_the_whole_file(listed):
+    root, vectors = listed
+    query = clustered(np.random.default_rng(8), 1, centres=50)[0]
+    where = "e.doc_id IN (?, ?)"  # 800 entries: past the small-filter path, 1 in 15 of all
+    with DirectoryStore(root) as store:
+        hits = store.dense("minilm", query, where, ["d4", "d5"], 10)
+        rows = store.entries(list(vectors))
+    inside = {i for i, row in rows.items() if row.doc_id in ("d4", "d5")}
+    assert [i for i, _ in hits] == exact(vectors, query, 10, ids=inside)
+
+
+def test_vectors_appended_after_a_build_are_searched_in_the_tail_then_regrouped(listed, tmp_path):
+    root, vectors = listed
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for f in root.iterdir():
+        if f.is_file():
+            (copy / f.name).write_bytes(f.read_bytes())
+    before, _ = _layout(copy)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sign_file, "LIST_MIN", 2_048)
+        patch.setattr(sign_file, "LIST_SIZE", 192)
+        added = write(copy, range(DOCS, DOCS + 2), seed=11)
+        header, records = _layout(copy)
+        assert len(records) - header.grouped == len(added)  # under TAIL_SHARE: a tail
+        query = next(iter(added.values()))
+        with DirectoryStore(copy) as store:
+            assert store.dense("minilm", query, limit=1)[0][0] in added
+        patch.setattr(sign_file, "TAIL_SHARE", 0.05)
+        more = write(copy, range(DOCS + 2, DOCS + 3), seed=12)
+    header, records = _layout(copy)
+    every = vectors | added | more
+    # The writer's open regrouped the tail it found; the new document is the next tail.
+    assert header.grouped == len(vectors) + len(added) and len(records) == len(every)
+    assert np.array_equal(header.centroids, before.centroids)  # the lists kept, not trained
+    for n in range(len(header.centroids)):
+        first, end = header.starts[n], header.starts[n + 1]
+        members = np.stack([every[i] for i in records["rowid"][first:end].tolist()])
+        assert np.all(sign_file.nearest_lists(members, header.centroids, 1)[:, 0] == n)
+    with DirectoryStore(copy) as store:
+        assert store.dense("minilm", query, limit=1)[0][0] == next(iter(added))
+
+
+def test_a_file_of_the_first_layout_is_read_whole_and_rebuilt_with_lists(listed, tmp_path):
+    root, vectors = listed
+    header, records = _layout(root)
+    old = tmp_path / "vectors.minilm.signs"
+    head = sign_file.MAGIC_1 + np.int64(header.centre_count).tobytes() + header.centre.tobytes()
+    old.write_bytes(head.ljust(sign_file.PAGE, b"\0") + np.asarray(records).tobytes())
+    scan = sign_file.SignScan.open(old)
+    query = next(iter(vectors.values()))
+    assert not scan.partial() and len(scan.distances(query)[0]) == len(vectors)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sign_file, "LIST_MIN", 2_048)
+        assert sign_file.needs_build(old, len(vectors))
+        current = sign_file.signs_path(root / "vectors.sqlite", "minilm")
+        assert not sign_file.needs_build(current, len(vectors))

@@ -2,10 +2,12 @@
 
 The caller supplies two reads of ``vectors.sqlite``: ``accept`` (which of some ids are entries
 the reader sees and its filter matches) and ``floats`` (the stored float vectors of some ids).
-Candidates are taken nearest first in widening rings of Hamming distance until enough pass
-``accept``: an unfiltered search checks about ``want`` ids, a filter matching a tenth of the
-entries about ten times as many. The ``want`` nearest that pass are re-scored from their float
-vectors, so every score returned is the exact cosine.
+Candidates are taken from the records the file's lists nearest the question hold (all records
+of a file without lists; all of them too when those hold too few that pass), nearest first in
+widening rings of Hamming distance until enough pass ``accept``: an unfiltered search checks
+about ``want`` ids, a filter matching a tenth of the entries about ten times as many. The
+``want`` nearest that pass are re-scored from their float vectors, so every score returned is the
+exact cosine.
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ def search(
     want = max(MIN_CANDIDATES, CANDIDATES_PER_K * k)
     rowids, distances = scan.distances(query)
     candidates = _nearest_accepted(rowids, distances, want, accept)
+    if len(candidates) < want and scan.partial():
+        # A filter too rare for the lists scanned to hold enough of its ids: the whole file.
+        rowids, distances = scan.distances(query, whole=True)
+        candidates = _nearest_accepted(rowids, distances, want, accept)
     return exact_top_k(query, k, *floats(candidates))
 
 

@@ -452,14 +452,14 @@ class VectorStore:
 
     def _refresh_signs(self) -> None:
         """After a publish: rebuild a sign file that purges left mostly stale, or whose centre
-        was taken from too few vectors (a new index's first documents)."""
+        was taken from too few vectors (a new index's first documents); regroup a long tail."""
         for name in self.dense_collections():
             path = self.signs_path(name)
             (live,) = self.con.execute(f"SELECT count(*) FROM {vec_table(name)}_rowids").fetchone()
-            if sign_file.needs_build(path, live):
-                if name in self._signs:
+            if sign_file.needs_build(path, live) or sign_file.needs_regroup(path):
+                if name in self._signs:  # its file is replaced: the next append opens the new
                     self._signs.pop(name).close()
-                sign_file.build(path, self.con, vec_table(name))
+                sign_file.refresh(path, self.con, vec_table(name), live)
 
     def add_vectors(self, doc_id: str, collection: str, ids: list[int], matrix: np.ndarray) -> None:
         """The second stage of writing a document: the vectors of its entries ``ids`` (as
