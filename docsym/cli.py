@@ -600,6 +600,11 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
+_KEYWORD_INDEX_NOTE = (
+    "keyword search reads FTS5 alone, slower, until the next index run rebuilds the index"
+)
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from docsym.storage.consistency import check
 
@@ -620,6 +625,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
             f"{result.awaiting_vectors} document(s) searchable by keyword only: "
             f"{_vectors_when(store.indexing().alive)}"
         )
+    if result.keyword_index not in (None, "current"):
+        lines.append(f"keyword index: {result.keyword_index} ({_KEYWORD_INDEX_NOTE})")
+        if result.keyword_index.startswith("differs"):
+            lines.append("remove the index's vectors.keywords folder: the next run rebuilds it")
     lines += [f"missing {item}" for item in result.missing]
     lines += [f"orphan {item}" for item in result.orphans]
     print_text("\n".join(lines))

@@ -6,7 +6,9 @@ tool shows them, and the next run removes them. Documents whose vectors are stil
 (``indexer/dense_stage.py``) are counted apart too, as ``awaiting_vectors``: their entries lack
 from the dense collections by design until a run finishes them. A dense collection's sign file
 (``storage/directory/sign_file.py``) must hold every vector of the collection: ``signs`` counts
-those it lacks, which dense search would never find.
+those it lacks, which dense search would never find. A directory's keyword index
+(``storage/directory/keyword_index.py``) must hold the keyword collection's rows when it is
+stamped with the published generation; one that is absent or stale only slows keyword search.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class Consistency(BaseModel):
     unpublished: int = 0  # entries written after the published generation (hidden)
     awaiting_vectors: int = 0  # documents searchable by keyword only, their vectors to come
     signs: dict[str, int] = {}  # collection -> vectors lacking from its sign file
+    keyword_index: str | None = None  # Store.keyword_index: 'current', 'stale', ...
 
     @property
     def ok(self) -> bool:
@@ -36,6 +39,7 @@ class Consistency(BaseModel):
             and not self.orphan_count
             and not any(self.collections.values())
             and not any(self.signs.values())
+            and not (self.keyword_index or "").startswith("differs")
         )
 
 
@@ -73,4 +77,5 @@ def check(store: Store, sample: int = 20) -> Consistency:
         unpublished=store.hidden_entries(),
         awaiting_vectors=len(awaiting),
         signs=store.sign_gaps(),
+        keyword_index=store.keyword_index(),
     )

@@ -146,6 +146,11 @@ class Store(ABC):
         sign files have none."""
         return {}
 
+    def keyword_index(self) -> str | None:
+        """The state of a keyword index kept beside the keyword collection for speed
+        (``storage/directory/keyword_index.py``); None for backends without one."""
+        return None
+
     def hidden_entries(self) -> int:
         """Entries written but not yet visible to readers (none where writes are atomic)."""
         return 0

@@ -8,10 +8,12 @@ query over every matching row.
 from __future__ import annotations
 
 import random
+import shutil
 from pathlib import Path
 
 import pytest
 
+from docsym.cli import main
 from docsym.language.terms import search_words
 from docsym.storage.directory import bm25_search, keyword_index
 from docsym.storage.directory.bm25_search import Bm25Search
@@ -153,3 +155,24 @@ def test_corpus_searches_use_the_index_and_keep_fts5s_hits(corpus_store: Store) 
         found = corpus_store.fts(item.question, _where(list(DEFAULT_VIEWS), "")[0], params, 100)
         _same_ranking(found, _full(search, words, where, params, 100))
     assert corpus_store._keywords._loaded == published  # the keyword index answered
+
+
+def test_docsym_check_reports_the_keyword_index(sample_index: Path, tmp_path: Path, capsys) -> None:
+    """Current: nothing said; stale: said, still consistent (FTS5 answers); holding other rows
+    than FTS5 at its generation: said, and the check fails."""
+    index = tmp_path / "index"
+    shutil.copytree(sample_index, index)
+    folder = keyword_index.folder(index / "vectors.sqlite")
+    assert main(["check", "--index", str(index)]) == 0
+    assert "keyword index" not in capsys.readouterr().out
+    generation = keyword_index.stamp(folder)
+    (folder / keyword_index.STAMP).write_text(str(generation - 1))
+    assert main(["check", "--index", str(index)]) == 0
+    assert "keyword index: stale" in capsys.readouterr().out
+    writer = keyword_index.KeywordWriter(folder, lambda text: text.split())
+    writer.apply([], [1])  # one row gone from the index only
+    writer.commit(generation)
+    writer.close()
+    assert main(["check", "--index", str(index)]) == 1
+    out = capsys.readouterr().out
+    assert "keyword index: differs" in out and "vectors.keywords" in out

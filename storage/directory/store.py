@@ -348,6 +348,22 @@ class DirectoryStore(Store):
             gaps[name] = int((~np.isin(live, scan.rowids())).sum())
         return gaps
 
+    def keyword_index(self) -> str | None:
+        """'current'; 'absent' or 'stale' (FTS5 answers until the next index run rebuilds
+        it); or 'differs: ...' when it holds another number of rows than FTS5 at the
+        generation it is stamped with (checked while no unpublished rows are about)."""
+        with self._lock:
+            generation = self.reader.published() if self._stamped else None
+            (rows,) = self._vectors().execute(f"SELECT count(*) FROM {BM25}_docsize").fetchone()
+        if generation is None or keyword_index.stamp(self._keywords.path) is None:
+            return "absent"
+        searcher = self._keywords.searcher(generation)
+        if searcher is None:
+            return "stale"
+        if searcher.num_docs != rows and not self.hidden_entries():
+            return f"differs: {searcher.num_docs} rows, FTS5 {rows}"
+        return "current"
+
     def row_counts(self) -> dict[str, int]:
         return self.reader.row_counts()  # segments counted without a scan of their views
 
