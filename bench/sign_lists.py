@@ -14,7 +14,6 @@ each set, strict (the gold file) and any copy (a library's copies of the gold fi
 from __future__ import annotations
 
 import argparse
-import functools
 import shutil
 import statistics
 import sys
@@ -71,19 +70,14 @@ def measure(index: Path, signs: Path, list_size: int) -> None:
     questions = [item.question for items in sets.values() for item in items]
     queries = np.stack([sign_search.normalised(encoder.encode_question(q)) for q in questions])
     exact = [ids[np.argsort(-(vectors @ q), kind="stable")[:100]] for q in queries]
-    probed = SignScan.distances
     try:
-        for share in (None, *SHARES):
-            if share is None:
-                SignScan.distances = functools.partialmethod(probed, whole=True)
-            else:
-                SignScan.distances, sign_file.PROBE_SHARE = probed, share
-            label = "whole file" if share is None else f"1/{round(1 / share)}"
+        for share in (1.0, *SHARES):
+            sign_file.PROBE_SHARE = share
+            label = "whole file" if share == 1 else f"1/{round(1 / share)}"
             print(f"{label}: {_dense(scan, queries, exact, ids, vectors)}")
             for name, items in sets.items():
                 print(f"  {name}: {_hybrid(store, items)}")
     finally:
-        SignScan.distances = probed
         store.close()
 
 

@@ -36,7 +36,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from docsym.storage.directory.sign_file import SignScan, signs_path  # noqa: E402
+from docsym.storage.directory import sign_file  # noqa: E402
+from docsym.storage.directory.sign_file import signs_path  # noqa: E402
 from docsym.storage.directory.store import DirectoryStore  # noqa: E402
 from docsym.storage.directory.vectors import VectorStore  # noqa: E402
 from docsym.storage.directory.writer import IndexWriter  # noqa: E402
@@ -142,13 +143,13 @@ def search(root: Path, mode: str) -> None:
     aside = signs.with_name(signs.name + ".aside")
     if mode == "memory":
         signs.rename(aside)
-    whole = SignScan.distances
+    share = sign_file.PROBE_SHARE
     if mode == "whole":
-        SignScan.distances = functools.partialmethod(whole, whole=True)
+        sign_file.PROBE_SHARE = 1.0
     try:
         report = run_searches(root)
     finally:
-        SignScan.distances = whole
+        sign_file.PROBE_SHARE = share
         if aside.exists():
             aside.rename(signs)
     print(json.dumps({"mode": mode, **report}, indent=1))

@@ -600,9 +600,11 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
-_KEYWORD_INDEX_NOTE = (
-    "keyword search reads FTS5 alone, slower, until the next index run rebuilds the index"
-)
+def _keyword_index_remedy(result) -> str:
+    if result.keyword_index.startswith("differs"):
+        return "remove the index's vectors.keywords folder: the next index run rebuilds it"
+    return "keyword search reads FTS5 alone, slower, until the next index run rebuilds it"
+
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -626,9 +628,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             f"{_vectors_when(store.indexing().alive)}"
         )
     if result.keyword_index not in (None, "current"):
-        lines.append(f"keyword index: {result.keyword_index} ({_KEYWORD_INDEX_NOTE})")
-        if result.keyword_index.startswith("differs"):
-            lines.append("remove the index's vectors.keywords folder: the next run rebuilds it")
+        lines.append(f"keyword index: {result.keyword_index} ({_keyword_index_remedy(result)})")
     lines += [f"missing {item}" for item in result.missing]
     lines += [f"orphan {item}" for item in result.orphans]
     print_text("\n".join(lines))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from docsym.tools import matcher
-from docsym.tools.matcher import Unit, best_window, unit, weights_over
-from docsym.tools.question import read_question
+from docsym.tools.matcher import Unit, best_window, unit
+from docsym.tools.question import read_question, term_weights
 
 
 def _units(*texts: str, group: str = "c0") -> list[Unit]:
@@ -14,7 +14,7 @@ def _units(*texts: str, group: str = "c0") -> list[Unit]:
 def _weights(question: str, units: list[Unit]):
     terms = read_question(None, question).terms
     index = matcher.TermIndex(terms)
-    return weights_over(terms, [index.met(u.words) for u in units])
+    return term_weights(terms, [index.met(u.words) for u in units])
 
 
 def _keys(units: list[Unit], question: str, wants_number: bool, given=frozenset()) -> list[str]:

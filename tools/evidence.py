@@ -31,8 +31,8 @@ from docsym.storage.boxes import Box, union
 from docsym.storage.ids import doc_id_of, table_row_id
 from docsym.storage.schema import table
 from docsym.storage.store import Store
-from docsym.tools.matcher import TermIndex, Unit, best_window, unit, weights_over
-from docsym.tools.question import Question, Term
+from docsym.tools.matcher import TermIndex, Unit, best_window, unit
+from docsym.tools.question import Question, Term, term_weights
 from docsym.tools.results import PAGE_LABEL_HELP, TRIM_MARK, PageLabels, page_labels
 from docsym.tools.threads import in_background
 
@@ -97,7 +97,7 @@ def find_evidence(
     for target, scope, own in zip(targets, scopes, owns, strict=True):
         # Which words tell units apart is a question about this scope only.
         held = [index.met(u.words) for u in scope]
-        weights = _within(weights_over(question.terms, held), question.naming(target.doc_id))
+        weights = _within(term_weights(question.terms, held), question.naming(target.doc_id))
         window = (
             best_window(scope, weights, wants_number, question.numbers, index, own).units
             if scope

@@ -102,7 +102,7 @@ class Fusion:
         for entry_id, cosine in (similarity or {}).items():
             features[entry_id]["dense"] = max(cosine, 0.0)
         analysed = {i: analyse(entries[i].text) for i in features}
-        self.weights = _term_weights(question.stems, [a.vocabulary for a in analysed.values()])
+        self.weights = term_weights(question.stems, [a.vocabulary for a in analysed.values()])
         pairs = question.pairs
         for entry_id, f in features.items():
             f["window"] = window_coverage(analysed[entry_id], self.weights)
@@ -211,12 +211,6 @@ def prepare(entries: Iterable[EntryRow]) -> None:
     search's while the keyword search still runs in another thread."""
     for entry in entries:
         analyse(entry.text)
-
-
-def _term_weights(terms: Iterable[str], vocabularies: list[frozenset]) -> dict[str, float]:
-    """IDF of each query term over the candidates (terms absent from all get no weight)."""
-    df = Counter(t for vocabulary in vocabularies for t in terms if t in vocabulary)
-    return term_weights(terms, df, len(vocabularies))
 
 
 def window_coverage(text: Analysed, weights: dict[str, float]) -> float:

@@ -16,13 +16,12 @@ candidate's windows by stems (docs/RESULTS.md has what moving ranking onto it me
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from docsym.language.numbers import stated_quantities
 from docsym.language.terms import words_of
-from docsym.tools.question import Term, term_weights
+from docsym.tools.question import Term
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,13 +73,6 @@ class TermIndex:
     def held(self, units: Iterable[Unit]) -> frozenset[Term]:
         """The terms any of the units meets."""
         return frozenset().union(*(self.met(u.words) for u in units))
-
-
-def weights_over(terms: Iterable[Term], held: list[frozenset[Term]]) -> dict[Term, float]:
-    """IDF of each term over the units in play, each given by the terms it holds (terms held by
-    none weigh nothing)."""
-    df = Counter(t for terms_held in held for t in terms_held)
-    return term_weights(terms, df, len(held))
 
 
 @dataclass(frozen=True, slots=True)

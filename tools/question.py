@@ -99,10 +99,12 @@ def read_question(store: Store | None, text: str) -> Question:
     )
 
 
-def term_weights(keys: Iterable[K], df: Counter[K], n: int) -> dict[K, float]:
-    """IDF of each key over ``n`` units, ``df`` of which hold it (keys held by none weigh
+def term_weights(keys: Iterable[K], units: list[frozenset[K]]) -> dict[K, float]:
+    """IDF of each key over the units, each given by the keys it holds (keys held by none weigh
     nothing and are left out)."""
-    return {k: math.log(1 + n / df[k]) for k in keys if df[k]}
+    keys = list(keys)
+    df = Counter(k for held in units for k in keys if k in held)
+    return {k: math.log(1 + len(units) / df[k]) for k in keys if df[k]}
 
 
 def _terms(text: str) -> tuple[Term, ...]:

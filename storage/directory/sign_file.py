@@ -17,13 +17,11 @@ appends what a killed run left out, or rebuilds the file when it is missing, mos
 its centre was taken from too few vectors.
 
 A large collection's file is partitioned (an inverted file): at a build, k-means over a sample
-of the vectors gives ``LISTS`` centroids, and the records are written grouped by their nearest
-centroid, each group contiguous. A search scans the groups of the centroids nearest the question
-until they hold ``PROBE_SHARE`` of the records, and the tail appended since the build whole: on
-the 1,000-paper library (760k vectors) 32 of 1,024 lists found the sign scan's recall@100 within
-0.003 of the full scan's at a twenty-fifth of its time. A filter too rare for the groups scanned
-to hold enough of its ids falls back to the whole file. A collection under ``LIST_MIN`` vectors
-has no groups: the whole file is scanned (65k records: ~1.5 ms).
+of the vectors gives the lists' centroids, and the records are written grouped by their nearest
+centroid, each list contiguous. A search scans the lists nearest the question until they hold
+``PROBE_SHARE`` of the records, and the tail appended since the build whole; a filter too rare
+for those lists to hold enough of its ids falls back to the whole file (``sign_search.py``). A
+collection under ``LIST_MIN`` vectors has no lists: the whole file is scanned.
 
 Layout: a header of whole 4096-byte pages (``MAGIC``; the number of vectors the centre was taken
 from; the number of lists; the number of records written grouped; the header's size; the
@@ -59,12 +57,11 @@ READ_ROWS = 65_536  # vectors per batch when rebuilding from the vec0 table
 # splits later documents' vectors worse).
 STALE_SHARE = 0.25
 CENTRE_GROWTH = 4
-# The inverted file: collections of LIST_MIN vectors and more (below it a whole scan takes at
-# most ~30 ms) get lists, about one per LIST_SIZE vectors (a power of two, at most MAX_LISTS),
-# trained by KMEANS_ROUNDS of spherical k-means over TRAIN_PER_LIST vectors a list at a build. A
-# search scans the nearest lists until they hold PROBE_SHARE of the grouped records (real
-# question vectors: recall@10 0.985 of the whole scan's 0.999 at an eighth). Once the tail
-# appended since passes TAIL_SHARE of the records, it is regrouped into the lists it is nearest.
+# The inverted file (docs/ARCHITECTURE.md has why these values): collections of LIST_MIN
+# vectors and more get about one list per LIST_SIZE vectors (a power of two, at most MAX_LISTS),
+# trained by KMEANS_ROUNDS of spherical k-means over TRAIN_PER_LIST vectors a list. A search
+# scans PROBE_SHARE of the grouped records (1: all of them); a tail past TAIL_SHARE of the
+# records is regrouped into its nearest lists.
 LIST_MIN = 1_000_000
 LIST_SIZE = 768
 MAX_LISTS = 4_096
@@ -447,11 +444,6 @@ class SignScan:
             self._mapping = _Mapping(identity, header, records)
         return self._mapping
 
-    @property
-    def centre(self) -> np.ndarray:
-        mapped = self._mapped()
-        return mapped.header.centre if mapped else np.zeros(DIM, np.float32)
-
     def rowids(self) -> np.ndarray:
         mapped = self._mapped()
         return np.empty(0, np.int64) if mapped is None else np.asarray(mapped.records["rowid"])
@@ -466,15 +458,17 @@ class SignScan:
         records, header = mapped.records, mapped.header
         query_bits = sign_bits(query[None, :], header.centre)[0]
         ranges = [(0, len(records))] if whole else _probed(header, query, len(records))
-        rowids, out = [], []
+        out = np.empty(sum(end - first for first, end in ranges), np.uint16)
+        at = 0
         for first, end in ranges:
             for start in range(first, end, SCAN_ROWS):
-                block = records[start : min(start + SCAN_ROWS, end)]
-                rowids.append(block["rowid"])
-                out.append(_hamming(block["bits"], query_bits))
-        if not out:
-            return np.empty(0, np.int64), np.empty(0, np.uint16)
-        return np.concatenate(rowids), np.concatenate(out)
+                block = records["bits"][start : min(start + SCAN_ROWS, end)]
+                out[at : at + len(block)] = _hamming(block, query_bits)
+                at += len(block)
+        if len(ranges) == 1:  # the whole file: its rowids as mapped, not copied
+            first, end = ranges[0]
+            return records["rowid"][first:end], out
+        return np.concatenate([records["rowid"][first:end] for first, end in ranges]), out
 
     def partial(self) -> bool:
         """Whether ``distances`` scans only part of the file."""
@@ -485,7 +479,7 @@ class SignScan:
 def _probed(header: Header, query: np.ndarray, records: int) -> list[tuple[int, int]]:
     """The record ranges a search scans: the lists nearest the query until they hold
     PROBE_SHARE of the grouped records, then the tail."""
-    if not len(header.centroids):
+    if not len(header.centroids) or PROBE_SHARE >= 1:
         return [(0, records)]
     grouped = min(header.grouped, records)
     sizes = np.diff(header.starts)
