@@ -1,9 +1,10 @@
 """What both backends call the entries of the vector side: an entry (one encodable cell of a
-view, shared by every collection), the keyword collection's name and BM25's parameters, and a
-dense collection's table."""
+view, shared by every collection) and its text key, the keyword collection's name and BM25's
+parameters, and a dense collection's table."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -20,6 +21,21 @@ class Entry:
     doc_id: str
     page_number: int | None
     text: str
+
+    @property
+    def text_key(self) -> int:
+        return text_key(self.table_name, self.column_name, self.text)
+
+
+def text_key(table_name: str, column_name: str, text: str) -> int:
+    """One number for the entries of a view that hold the same text (spacing aside): searches
+    return one entry per key, so a library holding a paper many times over fills its
+    candidates with distinct passages, and the copies are listed with the hit that stands for
+    them. A signed 64-bit integer, as both SQLite and PostgreSQL store one."""
+    digest = hashlib.blake2b(
+        "\0".join((table_name, column_name, " ".join(text.split()))).encode(), digest_size=8
+    ).digest()
+    return int.from_bytes(digest, "big", signed=True)
 
 
 def vec_table(collection: str) -> str:

@@ -119,6 +119,14 @@ class Store(ABC):
     def entries(self, ids: list[int]) -> dict[int, EntryRow]: ...
 
     @abstractmethod
+    def copies(
+        self, entry_id: int, where: str, params: list, limit: int
+    ) -> tuple[list[EntryRow], int]:
+        """The other entries readers see that match ``where`` and hold the same text as
+        ``entry_id`` (its text key): the first ``limit`` by id, and how many there are. Searches
+        return one entry per text; these are the places it also stands."""
+
+    @abstractmethod
     def entry_keys(self, where: str, params: list) -> dict[int, tuple[str, str, str]]:
         """id -> (table_name, column_name, primary_key) of the entries matching ``where``."""
 
@@ -228,3 +236,22 @@ class Store(ABC):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def read_copies(
+    cursor: Any, entry_id: int, where: str, params: list, limit: int
+) -> tuple[list[EntryRow], int]:
+    """``Store.copies`` over a table ``entries`` with a ``text_key`` column, aliased ``e`` for
+    ``where``; ``cursor.execute`` takes ``?`` parameters."""
+    same = (
+        "FROM entries e WHERE e.text_key = (SELECT text_key FROM entries WHERE id = ?) "
+        f"AND e.id != ? AND ({where})"
+    )
+    args = [entry_id, entry_id, *params]
+    rows = cursor.execute(
+        "SELECT e.table_name, e.column_name, e.primary_key, e.doc_id, e.page_number, e.text, "
+        f"e.id {same} ORDER BY e.id LIMIT ?",
+        [*args, limit],
+    ).fetchall()
+    (count,) = cursor.execute(f"SELECT count(*) {same}", args).fetchone()
+    return [EntryRow(*r) for r in rows], count

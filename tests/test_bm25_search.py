@@ -10,7 +10,7 @@ import pytest
 from docsym.language.terms import search_words
 from docsym.storage.directory.bm25_search import Bm25Search
 from docsym.storage.directory.vectors import VectorStore, connect
-from docsym.storage.entries import BM25, Entry
+from docsym.storage.entries import BM25, Entry, text_key
 from docsym.storage.store import Store
 from docsym.tools.evaluate import load_qa
 from docsym.tools.search import DEFAULT_VIEWS, _where
@@ -20,13 +20,17 @@ _WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
 
 
 def _full(search: Bm25Search, words: list[str], where: str, params: list, limit: int) -> list:
-    """The plain query: every matching row scored."""
+    """The plain query: every matching row scored, the best row of each text kept."""
     match = " OR ".join(f'"{w}"' for w in words)
     sql = (
-        f"SELECT {BM25}.rowid, -bm25({BM25}) FROM {BM25} JOIN entries e ON e.id = {BM25}.rowid "
-        f"WHERE {BM25} MATCH ? AND ({where}) ORDER BY bm25({BM25}), {BM25}.rowid LIMIT ?"
+        f"SELECT {BM25}.rowid, -bm25({BM25}), e.table_name, e.column_name, e.text FROM {BM25} "
+        f"JOIN entries e ON e.id = {BM25}.rowid "
+        f"WHERE {BM25} MATCH ? AND ({where}) ORDER BY bm25({BM25}), {BM25}.rowid"
     )
-    return [(int(i), float(s)) for i, s in search.con.execute(sql, [match, *params, limit])]
+    best: dict[int, tuple[int, float]] = {}
+    for i, score, table, column, text in search.con.execute(sql, [match, *params]):
+        best.setdefault(text_key(table, column, text), (int(i), float(score)))
+    return list(best.values())[:limit]
 
 
 @pytest.fixture
@@ -57,12 +61,15 @@ def test_rare_word_rows_give_the_full_top_k(synthetic: Bm25Search) -> None:
 
 def test_too_few_rare_rows_merge_in_the_common_ones(synthetic: Bm25Search) -> None:
     """With more hits wanted than rows holding a rarer word (or a filter leaving fewer), the
-    rows holding only common words are scored too; twins tie and keep rowid order."""
+    rows holding only common words are scored too; twins are one hit, the first by rowid."""
     words = ["the", "report", "zeta"]
+    texts = dict(synthetic.con.execute("SELECT id, text FROM entries"))
     for where, params, limit in (("TRUE", [], 100), ("e.doc_id = ?", ["d1"], 40)):
         found = synthetic.search(words, where, params, limit)
-        assert len(found) == limit
         assert found == _full(synthetic, words, where, params, limit)
+        shown = [texts[i] for i, _ in found]
+        assert len(shown) == len(set(shown)) > 5
+        assert any("zeta" not in text for text in shown)
 
 
 def test_word_counts_follow_new_rows(tmp_path: Path) -> None:

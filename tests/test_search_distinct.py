@@ -10,6 +10,7 @@ from docsym.indexer.pipeline import index_paths
 from docsym.storage.backends import open_store
 from docsym.tools.passages import read_passage
 from docsym.tools.search import SearchHit, _distinct_cited, hybrid_search, vector_search
+from tests.conftest import new_database
 
 REPEATED = (
     "The cooling tower's basin is drained every fourteen days, and the drain log records "
@@ -35,12 +36,16 @@ def _write(folder: Path) -> None:
     (folder / "copy.md").write_text(f"# Copy of the manual\n\n## Drains\n\n{REPEATED}\n")
 
 
-@pytest.fixture(scope="module")
-def repeating_store(tmp_path_factory: pytest.TempPathFactory):
+@pytest.fixture(scope="module", params=["directory", "postgres"])
+def repeating_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """The three files in an index directory, then in a PostgreSQL store."""
     root = tmp_path_factory.mktemp("repeats")
     _write(root / "docs")
-    index_paths([root / "docs"], root / "index")
-    store = open_store(root / "index")
+    target = str(root / "index")
+    if request.param == "postgres":
+        target = new_database(request.getfixturevalue("pg_server"), "repeats")
+    assert index_paths([root / "docs"], target).ok
+    store = open_store(target)
     yield store
     store.close()
 
@@ -63,6 +68,17 @@ def test_a_repeated_passage_is_one_hit_listing_where_else_it_stands(repeating_st
     assert len(first.also) >= 3  # the other copies: the handbook's second, the manual, the copy
     assert all("fourteen days" not in h.text for h in hits if h is not first)
     assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+
+
+def test_a_hit_counts_and_lists_the_copies_of_its_text(repeating_store):
+    """Searches return one entry per text; the store names the three other chunks holding it."""
+    question = "How often is the cooling tower basin drained?"
+    hits = hybrid_search(repeating_store, question, limit=5, views=["chunks.text"]).hits
+    first = hits[0]
+    assert "fourteen days" in first.text and first.copies == 3
+    assert len({p.primary_key for p in first.also}) == 3
+    assert len({first.doc_id} | {p.doc_id for p in first.also}) == 3  # handbook, manual, copy
+    assert all(h.copies == 0 for h in hits[1:])
 
 
 def _hit(rank: int, key: str, text: str, cited: list[str], page: int = 1) -> SearchHit:

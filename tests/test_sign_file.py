@@ -33,7 +33,10 @@ def write(root: Path, docs: range, seed: int, remove: tuple[str, ...] = ()) -> d
         for d in docs:
             doc = f"d{d}"
             table = "chunks" if d % 3 else "entities"
-            entries = [Entry(table, "text", f"{doc}:{n}", doc, 1, "x") for n in range(PER_DOC)]
+            entries = [
+                Entry(table, "text", f"{doc}:{n}", doc, 1, f"passage {n} of {doc}")
+                for n in range(PER_DOC)
+            ]
             vectors = clustered(rng, PER_DOC, centres=50)
             with store.replacing_documents([doc], entries, {"minilm": vectors}):
                 pass

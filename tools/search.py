@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from docsym.language.terms import STOPWORDS, search_words
 from docsym.runtime.formats import has_page_images
@@ -51,6 +51,7 @@ _HOLDERS = {"chunks": "text", "tables": "caption"}
 # entity, a reference) keeps the text it was found by and cites the window.
 _CONTAINERS = ("chunks", "pages")
 MAX_RANKED = 4 * MAX_LIMIT  # hits ranked at most to find ``limit`` distinct ones
+COPIES_LISTED = 10  # of the other rows holding a hit's text, those its ``also`` lists
 
 # The views hybrid_search reads when none are given (see docs/ARCHITECTURE.md for why).
 DEFAULT_VIEWS: tuple[tuple[str, str], ...] = (
@@ -108,9 +109,15 @@ class SearchHit(BaseModel):
         default_factory=list,
         description="other rows with the same text or citing the same box, folded into this hit",
     )
+    copies: int = Field(
+        default=0,
+        description="how many other rows hold the text this hit was found by (a passage the "
+        f"library holds more than once); the first {COPIES_LISTED} are listed in also",
+    )
     read_with: str | None = Field(
         default=None, description="for a table hit: the tools that read the table or its cells"
     )
+    _found: int | None = PrivateAttr(default=None)  # the entry id ranking found it by
 
 
 class SearchResult(ToolResult):
@@ -138,6 +145,12 @@ def _absent_line(words: list[str]) -> str:
     return f"No document holds {named} as written."
 
 
+def _also_at(hit: SearchHit) -> str:
+    places = ", ".join(f"{p.table_name}:{p.primary_key}" for p in hit.also)
+    unlisted = hit.copies - COPIES_LISTED
+    return f"{places} and {unlisted} more with the same text" if unlisted > 0 else places
+
+
 def hits_markdown(hits: list[SearchHit]) -> str:
     """Hits as one markdown table, and under it the tools that read each table hit: how
     hybrid_search and run_plan's leaves show them."""
@@ -150,7 +163,7 @@ def hits_markdown(hits: list[SearchHit]) -> str:
             page_citation(hit.page_number, hit.page_label),
             hit.bbox,
             trimmed(hit.text, 400),
-            ", ".join(f"{p.table_name}:{p.primary_key}" for p in hit.also),
+            _also_at(hit),
         ]
         for hit in hits
     ]
@@ -198,6 +211,7 @@ def vector_search(
 
     question = read_question(store, query)
     hits = _first_distinct(ranked, store, question, limit, size)
+    _list_copies(store, hits, where, params)
     return _result(store, query, collection, hits, _page_images(store))
 
 
@@ -232,6 +246,7 @@ def hybrid_search(
     else:
         sparse = bm25.result()
     entries |= store.entries(list({i for i, _ in sparse} - set(entries)))
+    dense = _as_found_by_keywords(dense, sparse, entries)
     question = read_question(store, query)
     size = _text_budget(limit)
 
@@ -246,7 +261,17 @@ def hybrid_search(
         return hits
 
     hits = _first_distinct(ranked, store, question, limit, size)
+    _list_copies(store, hits, where, params)
     return _result(store, query, "hybrid", hits, _page_images(store))
+
+
+def _as_found_by_keywords(
+    dense: list[tuple[int, float]], sparse: list[tuple[int, float]], entries: Mapping[int, EntryRow]
+) -> list[tuple[int, float]]:
+    """Each search returns one entry per text, but not always the same copy's: a text both
+    found takes BM25's entry, so fusion scores it as one candidate found twice."""
+    by_text = {entries[i].text_key: i for i, _ in sparse}
+    return [(by_text.get(entries[i].text_key, i), score) for i, score in dense]
 
 
 def _similarity_of_the_rest(
@@ -415,7 +440,7 @@ def _hit(
     rank: int, score: float, entry: EntryRow, sources: list[str], size: int = HIT_TEXT_CHARS
 ) -> SearchHit:
     text = _trim(entry.text, size // 2 if entry.table_name == "tables" else size)
-    return SearchHit(
+    hit = SearchHit(
         rank=rank,
         score=round(score, 6),
         table_name=entry.table_name,
@@ -426,6 +451,8 @@ def _hit(
         text=text,
         sources=sources,
     )
+    hit._found = entry.id
+    return hit
 
 
 def _first_distinct(
@@ -481,14 +508,14 @@ def _distinct_cited(
             keys = _sameness(hit)
             earlier = next((first_with[k] for k in keys if k in first_with), None)
             if earlier is not None:
-                _fold(earlier, hit)
+                _fold(earlier, _place(hit))
                 shown_in[found] = earlier
                 continue
             first_with.update(dict.fromkeys(keys, hit))
             shown_in[found] = hit
             kept.append(hit)
     for repeat, found in repeats:
-        _fold(shown_in[found], repeat)
+        _fold(shown_in[found], _place(repeat))
     for rank, hit in enumerate(kept, 1):
         hit.rank = rank
     return kept
@@ -516,20 +543,35 @@ def _next_batch(
     return batch, found_by
 
 
-def _fold(kept: SearchHit, repeat: SearchHit) -> None:
-    """List the repeat's row among the places the kept hit also stands (once; another column
-    of the kept hit's own row is no other place)."""
+def _fold(kept: SearchHit, place: Place) -> None:
+    """List the place among those the kept hit also stands (once; another column of the kept
+    hit's own row is no other place)."""
     rows = {(kept.table_name, kept.primary_key)} | {
         (p.table_name, p.primary_key) for p in kept.also
     }
-    if (repeat.table_name, repeat.primary_key) not in rows:
-        place = Place(
-            table_name=repeat.table_name,
-            primary_key=repeat.primary_key,
-            doc_id=repeat.doc_id,
-            page_number=repeat.page_number,
-        )
+    if (place.table_name, place.primary_key) not in rows:
         kept.also.append(place)
+
+
+def _place(row: SearchHit | EntryRow) -> Place:
+    return Place(
+        table_name=row.table_name,
+        primary_key=row.primary_key,
+        doc_id=row.doc_id,
+        page_number=row.page_number,
+    )
+
+
+def _list_copies(store: Store, hits: list[SearchHit], where: str, params: list) -> None:
+    """Fold into each hit the other rows holding the text it was found by. Searches return one
+    entry per text (``Store.copies``), so the copies a library holds of a passage fill no
+    ranking room: they are listed here, after it."""
+    for hit in hits:
+        if hit._found is None:
+            continue
+        rows, hit.copies = store.copies(hit._found, where, params, COPIES_LISTED)
+        for row in rows:
+            _fold(hit, _place(row))
 
 
 def _sameness(hit: SearchHit) -> list[tuple]:

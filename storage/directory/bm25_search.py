@@ -26,6 +26,7 @@ from collections import Counter
 import apsw
 
 from docsym.storage.directory import keyword_index
+from docsym.storage.directory.vectors import text_key_column
 from docsym.storage.entries import BM25, K1, B
 
 # The part of one word in one row is below (K1 + 1) * idf.
@@ -52,6 +53,8 @@ class Bm25Search:
         self._version: int | None = None
         self._totals_read: tuple[int, int] | None = None  # (N, tokens), for this version
         self._holding: dict[str, int] = {}  # word -> rows that hold it, for this version
+        columns = {r[1] for r in con.execute("PRAGMA table_info(entries)")}
+        self._key = text_key_column(columns)
 
     def search(
         self,
@@ -114,7 +117,7 @@ class Bm25Search:
                 break
             if size >= MOST:
                 return None
-            size *= GROWTH
+            size *= GROWTH  # a rare filter, or many copies of the best texts
         length = tokens / rows  # FTS5's avgdl
         scored = [
             (entry_id, self._score(phrases, idf, text, length)) for entry_id, text in texts[:want]
@@ -122,13 +125,17 @@ class Bm25Search:
         return sorted(scored, key=lambda hit: (-hit[1], hit[0]))[:limit]
 
     def _texts(self, ids: list[int], where: str, params: list) -> list[tuple[int, str]]:
-        """(id, text) of the ``ids`` matching ``where``, in the order of ``ids``."""
+        """(id, text) of the ``ids`` matching ``where``, in the order of ``ids``, the first of
+        each text key only (the others' texts, and scores, are the same)."""
         # CROSS JOIN: each id looked up, rather than entries scanned by the filter's index.
         sql = (
-            "SELECT e.id, e.text FROM json_each(?) AS j CROSS JOIN entries e ON e.id = j.value "
-            f"WHERE {where} ORDER BY j.key"
+            f"SELECT e.id, e.text, e.{self._key} FROM json_each(?) AS j "
+            f"CROSS JOIN entries e ON e.id = j.value WHERE {where} ORDER BY j.key"
         )
-        return list(self.con.execute(sql, [json.dumps(ids), *params]))
+        first: dict[int, tuple[int, str]] = {}
+        for entry_id, text, key in self.con.execute(sql, [json.dumps(ids), *params]):
+            first.setdefault(key, (entry_id, text))
+        return list(first.values())
 
     def _score(self, phrases: list[list[str]], idf: list[float], text: str, avgdl: float) -> float:
         """FTS5's bm25() of one row, positive: each phrase's idf times its saturated count."""
@@ -143,10 +150,15 @@ class Bm25Search:
         return score
 
     def _query(self, match: str, where: str, params: list, limit: int) -> list[tuple[int, float]]:
+        """The ``limit`` best rows, the best of each text key only."""
+        matched = (
+            f"SELECT {BM25}.rowid AS id, bm25({BM25}) AS rank, e.{self._key} AS key FROM {BM25} "
+            f"JOIN entries e ON e.id = {BM25}.rowid WHERE {BM25} MATCH ? AND {where}"
+        )
         sql = (
-            f"SELECT {BM25}.rowid, -bm25({BM25}) FROM {BM25} "
-            f"JOIN entries e ON e.id = {BM25}.rowid WHERE {BM25} MATCH ? AND {where} "
-            f"ORDER BY bm25({BM25}), {BM25}.rowid LIMIT ?"
+            "SELECT id, -rank FROM (SELECT id, rank, row_number() OVER "
+            f"(PARTITION BY key ORDER BY rank, id) AS nth FROM ({matched})) "
+            "WHERE nth = 1 ORDER BY rank, id LIMIT ?"
         )
         return [(int(i), float(s)) for i, s in self.con.execute(sql, [match, *params, limit])]
 

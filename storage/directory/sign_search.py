@@ -1,7 +1,10 @@
 """Dense top-k from a sign file: Hamming candidates, checked, then re-scored exactly.
 
 The caller supplies two reads of ``vectors.sqlite``: ``accept`` (which of some ids are entries
-the reader sees and its filter matches) and ``floats`` (the stored float vectors of some ids).
+the reader sees and its filter matches, with their text keys) and ``floats`` (the stored float
+vectors of some ids). Entries holding the same text (``entries.text_key``) have the same vector:
+only the nearest of them counts, so the candidates are ``want`` distinct texts however many
+copies a library holds of each.
 Candidates are taken from the records the file's lists nearest the question hold (all records
 of a file without lists; all of them too when those hold too few that pass), nearest first in
 widening rings of Hamming distance until enough pass ``accept``: an unfiltered search checks
@@ -26,7 +29,8 @@ CANDIDATES_PER_K = 4
 RING_GROWTH = 8
 MAX_CHECKED = 200_000
 
-Accept = Callable[[np.ndarray | None], np.ndarray]
+# (ids, text keys) of the visible entries the filter matches among some ids (all when None).
+Accept = Callable[[np.ndarray | None], tuple[np.ndarray, np.ndarray]]
 Floats = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
@@ -56,19 +60,25 @@ def search(
 
 
 def exact_top_k(
-    query: np.ndarray, k: int, ids: np.ndarray, vectors: np.ndarray
+    query: np.ndarray, k: int, ids: np.ndarray, vectors: np.ndarray, keys: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best of ``ids`` by cosine; with ``keys`` (one per id), the best of each key."""
     scores = vectors @ query if len(ids) else np.empty(0, np.float32)
-    best = np.argsort(-scores, kind="stable")[:k]
+    best = np.argsort(-scores, kind="stable")
+    if keys is not None:
+        best = best[_first_per_key(np.asarray(keys)[best])]
+    best = best[:k]
     return ids[best], scores[best].astype(np.float32)
 
 
 def _nearest_accepted(
     rowids: np.ndarray, distances: np.ndarray, want: int, accept: Accept
 ) -> np.ndarray:
-    """Up to ``want`` accepted ids, nearest first, read ring by ring of Hamming distance."""
+    """Up to ``want`` accepted ids of distinct texts, nearest first, read ring by ring of
+    Hamming distance."""
     cumulative = np.cumsum(np.bincount(distances, minlength=DIM + 1))
     passed: list[np.ndarray] = []
+    passed_keys: list[np.ndarray] = []
     found, checked, below, target = 0, 0, -1, 2 * want
     while found < want and below < DIM:
         if checked > MAX_CHECKED:  # a rare filter: take its ids whole instead
@@ -78,26 +88,41 @@ def _nearest_accepted(
         ring = np.flatnonzero((distances > below) & (distances <= ceiling))
         ring = ring[np.argsort(distances[ring], kind="stable")]
         ids = np.asarray(rowids[ring])
-        ok = np.isin(ids, accept(np.unique(ids)))
-        passed.append(ids[ok])
-        found += int(ok.sum())
+        ok_ids, keys = _keys_of(ids, accept(np.unique(ids)))
+        passed.append(ok_ids)
+        passed_keys.append(keys)
+        found = len(np.unique(np.concatenate(passed_keys)))
         checked += len(ring)
         below, target = ceiling, target * RING_GROWTH
-    ordered = np.concatenate(passed) if passed else np.empty(0, np.int64)
-    return _first_unique(ordered)[:want]
+    if not passed:
+        return np.empty(0, np.int64)
+    ordered = np.concatenate(passed)
+    return ordered[_first_per_key(np.concatenate(passed_keys))][:want]
 
 
 def _nearest_of(
-    rowids: np.ndarray, distances: np.ndarray, allowed: np.ndarray, want: int
+    rowids: np.ndarray, distances: np.ndarray, allowed: tuple[np.ndarray, np.ndarray], want: int
 ) -> np.ndarray:
-    positions = np.flatnonzero(np.isin(rowids, allowed))
-    if len(positions) > want:
-        positions = positions[np.argpartition(distances[positions], want - 1)[:want]]
+    positions = np.flatnonzero(np.isin(rowids, allowed[0]))
     positions = positions[np.argsort(distances[positions], kind="stable")]
-    return _first_unique(np.asarray(rowids[positions]))
+    ids, keys = _keys_of(np.asarray(rowids[positions]), allowed)
+    return ids[_first_per_key(keys)][:want]
 
 
-def _first_unique(ids: np.ndarray) -> np.ndarray:
-    """``ids`` without repeats (a rowid the file holds twice), first occurrence kept."""
-    _, first = np.unique(ids, return_index=True)
-    return ids[np.sort(first)]
+def _keys_of(
+    ids: np.ndarray, accepted: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``ids`` that are ``accepted`` (in their order), and each one's text key."""
+    accepted_ids, accepted_keys = accepted
+    order = np.argsort(accepted_ids, kind="stable")
+    sorted_ids = accepted_ids[order]
+    slots = np.minimum(np.searchsorted(sorted_ids, ids), max(len(sorted_ids) - 1, 0))
+    ok = sorted_ids[slots] == ids if len(sorted_ids) else np.zeros(len(ids), bool)
+    return ids[ok], accepted_keys[order][slots[ok]]
+
+
+def _first_per_key(keys: np.ndarray) -> np.ndarray:
+    """Positions of each key's first occurrence, in order (a rowid the file holds twice has
+    one key too, so repeats go as well)."""
+    _, first = np.unique(keys, return_index=True)
+    return np.sort(first)

@@ -30,11 +30,16 @@ from docsym.storage.directory import generations, keyword_index, sign_file, sign
 from docsym.storage.directory.bm25_search import Bm25Search
 from docsym.storage.directory.reader import IndexReader
 from docsym.storage.directory.vector_index import VectorIndex, load_from_sqlite
-from docsym.storage.directory.vectors import awaiting_vectors, connect, opened_immutable
+from docsym.storage.directory.vectors import (
+    awaiting_vectors,
+    connect,
+    opened_immutable,
+    text_key_column,
+)
 from docsym.storage.entries import BM25, vec_table
 from docsym.storage.paths import IndexNotFoundError, IndexPaths
 from docsym.storage.sql_pool import SqlPool, SqlRows
-from docsym.storage.store import EntryRow, Store
+from docsym.storage.store import EntryRow, Store, read_copies
 
 SUBSETS = 16  # filters whose matching entry ids dense search keeps
 
@@ -56,6 +61,7 @@ class DirectoryStore(Store):
         self._fts_identity: tuple | None = None
         self._keywords = keyword_index.KeywordIndex(keyword_index.folder(self.paths.vectors))
         self._stamped = False  # the vector file has generation stamps (schema 2)
+        self._key = "id"  # the column of an entry's text key: text_key from schema 3
         self._dense: dict[str, tuple[tuple[int, int], VectorIndex]] = {}
         self._signs: dict[str, sign_file.SignScan] = {}
         # Entry ids matching a filter, for the vector index version they were read under:
@@ -103,6 +109,7 @@ class DirectoryStore(Store):
             self._subsets.clear()
             columns = {r[1] for r in self._con.execute("PRAGMA table_info(entries)")}
             self._stamped = "born" in columns
+            self._key = text_key_column(columns)
         return self._con
 
     def _vector_identity(self, st: os.stat_result) -> tuple:
@@ -218,11 +225,14 @@ class DirectoryStore(Store):
         params = params or []
         query = sign_search.normalised(vector)
         if where != "TRUE":  # a small filter is scored whole: exact, and cheaper than a scan
-            few = self._matching(where, params, None, sign_search.MIN_CANDIDATES + 1)
+            few, keys = self._matching(where, params, None, sign_search.MIN_CANDIDATES + 1)
             if len(few) <= sign_search.MIN_CANDIDATES:
-                return sign_search.exact_top_k(query, limit, *self._floats(collection, few))
+                ids, vectors = self._floats(collection, few)
+                order = np.argsort(few)
+                keys = keys[order[np.searchsorted(few, ids, sorter=order)]]
+                return sign_search.exact_top_k(query, limit, ids, vectors, keys)
 
-        def accept(ids: np.ndarray | None) -> np.ndarray:
+        def accept(ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
             return self._matching(where, params, ids, None)
 
         return sign_search.search(
@@ -231,24 +241,28 @@ class DirectoryStore(Store):
 
     def _matching(
         self, where: str, params: list, ids: np.ndarray | None, limit: int | None
-    ) -> np.ndarray:
-        """Ids of visible entries matching ``where``: among ``ids`` (all when None), at most
-        ``limit`` of them (all when None)."""
-        sql = f"SELECT e.id FROM entries e WHERE ({where}) AND {self.visible()}"
-        args = list(params)
-        if ids is not None:
-            # CROSS JOIN fixes the order: look each id up, rather than let the planner scan
-            # entries by the filter's or the generation's index and test the list (2 s at 1M).
-            sql = (
-                "SELECT e.id FROM json_each(?) AS j CROSS JOIN entries e ON e.id = j.value "
-                f"WHERE ({where}) AND {self.visible()}"
-            )
-            args = [json.dumps(ids.tolist()), *params]
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Ids of visible entries matching ``where``, with their text keys: among ``ids`` (all
+        when None), at most ``limit`` of them (all when None)."""
         with self._lock:
-            rows = self._vectors().execute(sql, args)
-            return np.fromiter((r[0] for r in rows), np.int64)
+            visible, key = self.visible(), self._key
+            found = f"SELECT e.id, e.{key} FROM"
+            sql = f"{found} entries e WHERE ({where}) AND {visible}"
+            args = list(params)
+            if ids is not None:
+                # CROSS JOIN fixes the order: look each id up, rather than let the planner scan
+                # entries by the filter's or the generation's index and test the list (2 s at
+                # 1M).
+                sql = (
+                    f"{found} json_each(?) AS j CROSS JOIN entries e ON e.id = j.value "
+                    f"WHERE ({where}) AND {visible}"
+                )
+                args = [json.dumps(ids.tolist()), *params]
+            if limit is not None:
+                sql += f" LIMIT {int(limit)}"
+            rows = np.array(self._vectors().execute(sql, args).fetchall(), np.int64)
+        rows = rows.reshape(-1, 2)
+        return rows[:, 0].copy(), rows[:, 1].copy()
 
     def _floats(self, collection: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         with self._lock:
@@ -292,6 +306,15 @@ class DirectoryStore(Store):
                 ids,
             )
             return {r[-1]: EntryRow(*r) for r in rows}
+
+    def copies(
+        self, entry_id: int, where: str, params: list, limit: int
+    ) -> tuple[list[EntryRow], int]:
+        with self._lock:
+            visible = self.visible()
+            if self._key == "id":  # a file without text keys: every entry holds its own text
+                return [], 0
+            return read_copies(self._vectors(), entry_id, f"({where}) AND {visible}", params, limit)
 
     def entry_keys(self, where: str, params: list) -> dict[int, tuple[str, str, str]]:
         """id -> (table_name, column_name, primary_key) of the entries matching ``where``."""

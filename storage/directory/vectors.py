@@ -28,12 +28,12 @@ import numpy as np
 import sqlite_vec
 
 from docsym.storage.directory import keyword_index, sign_file
-from docsym.storage.entries import BM25, Entry, vec_table
+from docsym.storage.entries import BM25, Entry, text_key, vec_table
 from docsym.storage.schema import keyword_columns
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2  # 2: entries stamped with born/died generations
+SCHEMA_VERSION = 3  # 2: entries stamped with born/died generations; 3: and their text keys
 # Vectors a vec0 chunk blob holds. Dense search reads candidates' vectors one by one, and
 # SQLite reaches an offset in a blob by walking its overflow pages: in sqlite-vec's default
 # chunks of 1,024 (1.5 MB) a lookup cost ~0.3 ms, in chunks of 32 ~0.03 ms, at the same size.
@@ -67,6 +67,12 @@ def connect(path: Path, *, readonly: bool = False) -> apsw.Connection:
     con.load_extension(sqlite_vec.loadable_path())
     con.enable_load_extension(False)
     return con
+
+
+def text_key_column(columns: set[str]) -> str:
+    """The column of ``entries`` (given its ``columns``) that keys its text: ``text_key``, or,
+    in a file written before schema 3 and read as it is, ``id`` (each entry its own text)."""
+    return "text_key" if "text_key" in columns else "id"
 
 
 def opened_immutable(con: apsw.Connection) -> bool:
@@ -136,7 +142,7 @@ class VectorStore:
                 id INTEGER PRIMARY KEY,
                 table_name TEXT NOT NULL, column_name TEXT NOT NULL, primary_key TEXT NOT NULL,
                 doc_id TEXT NOT NULL, page_number INTEGER, text TEXT NOT NULL,
-                born INTEGER NOT NULL DEFAULT 0, died INTEGER,
+                born INTEGER NOT NULL DEFAULT 0, died INTEGER, text_key INTEGER,
                 UNIQUE (table_name, column_name, primary_key, born));
             CREATE TABLE IF NOT EXISTS embedded_docs (
                 doc_id TEXT NOT NULL, collection TEXT NOT NULL, entries INTEGER NOT NULL,
@@ -147,9 +153,11 @@ class VectorStore:
             """
         )
         self._stamp_entries()
+        self._key_entries()
         self.con.execute(
             """
             CREATE INDEX IF NOT EXISTS entries_doc ON entries (doc_id);
+            CREATE INDEX IF NOT EXISTS entries_text_key ON entries (text_key);
             CREATE INDEX IF NOT EXISTS entries_view ON entries (table_name, column_name);
             CREATE INDEX IF NOT EXISTS entries_born ON entries (born);
             CREATE INDEX IF NOT EXISTS entries_died ON entries (died);
@@ -185,6 +193,29 @@ class VectorStore:
                 DROP TABLE entries_v1;
                 """
             )
+
+    def _key_entries(self) -> None:
+        """Version 2 stores had no text keys (``entries.text_key``): each entry gets its own,
+        in one transaction (about a second per million entries)."""
+        columns = {r[1] for r in self.con.execute("PRAGMA table_info(entries)")}
+        if "text_key" in columns:
+            return
+        with self.con:
+            self.con.execute("ALTER TABLE entries ADD COLUMN text_key INTEGER")
+            after = -1
+            while True:  # in batches, so memory stays flat at 10,000 papers (7.6M entries)
+                rows = self.con.execute(
+                    "SELECT id, table_name, column_name, text FROM entries WHERE id > ? "
+                    "ORDER BY id LIMIT 50000",
+                    (after,),
+                ).fetchall()
+                if not rows:
+                    break
+                self.con.executemany(
+                    "UPDATE entries SET text_key = ? WHERE id = ?",
+                    ((text_key(table, column, text), i) for i, table, column, text in rows),
+                )
+                after = rows[-1][0]
 
     def ensure_collection(self, name: str, model: str, dim: int) -> None:
         found = self.con.execute(
@@ -305,7 +336,7 @@ class VectorStore:
     def _insert_entry(self, e: Entry) -> int:
         (entry_id,) = self.con.execute(
             "INSERT INTO entries (table_name, column_name, primary_key, doc_id, "
-            "page_number, text, born) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "page_number, text, born, text_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 e.table_name,
                 e.column_name,
@@ -314,6 +345,7 @@ class VectorStore:
                 e.page_number,
                 e.text,
                 self.generation,
+                e.text_key,
             ),
         ).fetchone()
         return entry_id

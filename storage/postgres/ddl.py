@@ -24,6 +24,8 @@ from docsym.storage.rows import Table
 
 READER_ROLE = "docsym_reader"
 ENTRIES = "entries"
+# An entry's text key in queries over ``entries e`` (see storage.entries.text_key).
+TEXT_KEY = "coalesce(e.text_key, -e.id)"
 # Text search configuration: English (Snowball) stemming that keeps stop words, as FTS5's
 # porter tokenizer does (BM25 weighs them low; dropping them changed which view ranked first).
 TEXT_CONFIG = "docsym_english"
@@ -149,8 +151,12 @@ def vector_side() -> list[str]:
             table_name text NOT NULL, column_name text NOT NULL, primary_key text NOT NULL,
             doc_id text NOT NULL, page_number integer, text text NOT NULL,
             keyword boolean NOT NULL,
-            tsv tsvector NOT NULL, length integer NOT NULL)""",
+            tsv tsvector NOT NULL, length integer NOT NULL, text_key bigint)""",
+        # Entries written before text keys have none (each is its own text: TEXT_KEY) until
+        # their documents are indexed again.
+        f"ALTER TABLE {ENTRIES} ADD COLUMN IF NOT EXISTS text_key bigint",
         f"CREATE INDEX IF NOT EXISTS entries_doc ON {ENTRIES} (doc_id)",
+        f"CREATE INDEX IF NOT EXISTS entries_text_key ON {ENTRIES} (text_key)",
         f"CREATE INDEX IF NOT EXISTS entries_view ON {ENTRIES} (table_name, column_name)",
         f"CREATE INDEX IF NOT EXISTS entries_tsv ON {ENTRIES} USING gin (tsv) WHERE keyword",
         # BM25's collection statistics, kept in step with entries by each writer's transaction.

@@ -39,7 +39,7 @@ from docsym.storage.postgres.sql_check import check_query
 from docsym.storage.sql_check import MAX_SQL_CHARS
 from docsym.storage.sql_pool import SqlFailed, SqlRows, SqlStopped
 from docsym.storage.sql_worker import MAX_COLUMNS, bounded_rows
-from docsym.storage.store import EntryRow, Store
+from docsym.storage.store import EntryRow, Store, read_copies
 
 # Keyword search reads the postings of the rarest query terms, up to this many (summed
 # document frequency; the rarest term is read whatever its count).
@@ -49,6 +49,10 @@ EXACT_UP_TO = 20_000
 # HNSW candidates per query: at least this many, and at least twice the hits asked for. At 1M
 # entries (bench/search_scale.py) 100 found 0.82 of the exact top 10, 400 0.95, 600 0.96 in 3 ms.
 EF_SEARCH = 600
+# pgvector's ceiling for ef_search; past it an iterative scan reads on, up to its
+# hnsw.max_scan_tuples (20,000 by default): the most rows a dense search reads to find its
+# distinct texts, asking GROWTH times more each time copies filled the rows read.
+EF_SEARCH_MAX, DENSE_ROWS_MAX, GROWTH = 1_000, 20_000, 8
 # How long opening a store waits for its first connection.
 CONNECT_SECONDS = 10
 # Client SQL: memory for sorts and hashes before they spill (bounded by temp_file_limit).
@@ -205,22 +209,28 @@ class PostgresStore(Store):
     ) -> list[tuple[int, float]]:
         """The top ``limit`` entries holding any of the ``matching`` terms, scored on all
         ``terms`` with FTS5's BM25."""
+        # One entry per text key: copies of a text score the same, and the first by id stands
+        # for them (Store.copies lists the others).
         sql = f"""
             WITH idf AS (SELECT * FROM unnest(?::text[], ?::float8[]) AS i(lexeme, idf)),
             hits AS (
-                SELECT e.id, e.tsv, e.length FROM {ddl.ENTRIES} e
+                SELECT e.id, e.tsv, e.length, {ddl.TEXT_KEY} AS key FROM {ddl.ENTRIES} e
                 WHERE e.keyword AND e.tsv @@ (
                     SELECT string_agg(quote_literal(m), ' | ')::tsquery
-                    FROM unnest(?::text[]) AS m) AND ({where}))
-            SELECT h.id, sum(i.idf * tf.n * {K1 + 1}
+                    FROM unnest(?::text[]) AS m) AND ({where})),
+            scored AS (
+                SELECT h.id, h.key, sum(i.idf * tf.n * {K1 + 1}
                              / (tf.n + {K1} * (1 - {B} + {B} * h.length / t.avgdl))) AS score
-            FROM hits h
-            CROSS JOIN LATERAL unnest(ts_filter(setweight(h.tsv, 'A', ?::text[]), '{{a}}')) u
-            JOIN idf i ON i.lexeme = u.lexeme
-            CROSS JOIN LATERAL (SELECT array_length(u.positions, 1)::float8 AS n) tf
-            CROSS JOIN (SELECT greatest(length::float8 / greatest(entries, 1), 1) AS avgdl
-                        FROM store_state) t
-            GROUP BY h.id ORDER BY score DESC, h.id LIMIT ?"""
+                FROM hits h
+                CROSS JOIN LATERAL unnest(ts_filter(setweight(h.tsv, 'A', ?::text[]), '{{a}}')) u
+                JOIN idf i ON i.lexeme = u.lexeme
+                CROSS JOIN LATERAL (SELECT array_length(u.positions, 1)::float8 AS n) tf
+                CROSS JOIN (SELECT greatest(length::float8 / greatest(entries, 1), 1) AS avgdl
+                            FROM store_state) t
+                GROUP BY h.id, h.key)
+            SELECT id, score FROM (
+                SELECT DISTINCT ON (key) id, score FROM scored ORDER BY key, score DESC, id) d
+            ORDER BY score DESC, id LIMIT ?"""
         lexemes = [t[0] for t in terms]
         args = [lexemes, [t[2] for t in terms], [t[0] for t in matching]]
         rows = self.sql().execute(sql, [*args, *params, lexemes, limit]).fetchall()
@@ -234,11 +244,27 @@ class PostgresStore(Store):
         params: list | None = None,
         limit: int = 50,
     ) -> list[tuple[int, float]]:
+        """The nearest entry of each text key: rows are read again, GROWTH times more, while
+        copies of a few texts fill them (a library holding a paper many times over)."""
+        asked = limit
+        while True:
+            rows = self._nearest(collection, vector, where, params or [], asked)
+            first: dict[int, tuple[int, float]] = {}
+            for entry_id, similarity, key in rows:
+                first.setdefault(key, (entry_id, similarity))
+            if len(first) >= limit or len(rows) < asked or asked >= DENSE_ROWS_MAX:
+                return list(first.values())[:limit]
+            asked = min(asked * GROWTH, DENSE_ROWS_MAX)
+
+    def _nearest(
+        self, collection: str, vector: np.ndarray, where: str, params: list, limit: int
+    ) -> list[tuple[int, float, int]]:
+        """The ``limit`` nearest entries: (id, similarity, text key), nearest first."""
         table = vec_table(collection)
         query = np.asarray(vector, dtype=np.float32)
         filtered = where != "TRUE"
         with self._pool.connection() as con, con.transaction():
-            exact = filtered and _count_up_to(con, where, params or [], EXACT_UP_TO + 1) <= (
+            exact = filtered and _count_up_to(con, where, params, EXACT_UP_TO + 1) <= (
                 EXACT_UP_TO
             )
             if exact:  # few matches: all of them, by distance, without the index
@@ -247,23 +273,24 @@ class PostgresStore(Store):
                 con.execute("SET LOCAL max_parallel_workers_per_gather = 0")
                 sql = f"""
                     WITH m AS MATERIALIZED (
-                        SELECT v.id, v.embedding <=> ? AS d FROM {table} v
-                        JOIN {ddl.ENTRIES} e ON e.id = v.id WHERE ({where}))
-                    SELECT id, 1 - d FROM m ORDER BY d, id LIMIT ?"""
-                args = [query, *(params or []), limit]
+                        SELECT v.id, v.embedding <=> ? AS d, {ddl.TEXT_KEY} AS key
+                        FROM {table} v JOIN {ddl.ENTRIES} e ON e.id = v.id WHERE ({where}))
+                    SELECT id, 1 - d, key FROM m ORDER BY d, id LIMIT ?"""
+                args = [query, *params, limit]
             else:
-                con.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, 2 * int(limit))}")
-                if filtered:
+                ef_search = min(max(EF_SEARCH, 2 * int(limit)), EF_SEARCH_MAX)
+                con.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
+                if filtered or limit > ef_search:  # read on past ef_search's candidates
                     con.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
                 sql = f"""
                     WITH m AS MATERIALIZED (
-                        SELECT v.id, v.embedding <=> ? AS d FROM {table} v
-                        JOIN {ddl.ENTRIES} e ON e.id = v.id WHERE ({where})
+                        SELECT v.id, v.embedding <=> ? AS d, {ddl.TEXT_KEY} AS key
+                        FROM {table} v JOIN {ddl.ENTRIES} e ON e.id = v.id WHERE ({where})
                         ORDER BY v.embedding <=> ? LIMIT ?)
-                    SELECT id, 1 - d FROM m ORDER BY d, id"""
-                args = [query, *(params or []), query, limit]
+                    SELECT id, 1 - d, key FROM m ORDER BY d, id"""
+                args = [query, *params, query, limit]
             rows = con.execute(to_pyformat(sql), args).fetchall()
-        return [(int(i), float(s)) for i, s in rows]
+        return [(int(i), float(s), int(k)) for i, s, k in rows]
 
     def similarities(self, collection: str, vector: np.ndarray, ids: np.ndarray) -> np.ndarray:
         wanted = [int(i) for i in ids]
@@ -296,6 +323,11 @@ class PostgresStore(Store):
             .fetchall()
         )
         return {r[-1]: EntryRow(*r) for r in rows}
+
+    def copies(
+        self, entry_id: int, where: str, params: list, limit: int
+    ) -> tuple[list[EntryRow], int]:
+        return read_copies(self.sql(), entry_id, where, params, limit)
 
     def entry_keys(self, where: str, params: list) -> dict[int, tuple[str, str, str]]:
         rows = (

@@ -278,7 +278,7 @@ class PostgresWriter:
             cur.execute(
                 "CREATE TEMP TABLE IF NOT EXISTS new_entries (ordinal integer, table_name text, "
                 "column_name text, primary_key text, doc_id text, page_number integer, "
-                "text text, keyword boolean) ON COMMIT DELETE ROWS"
+                "text text, keyword boolean, text_key bigint) ON COMMIT DELETE ROWS"
             )
             with cur.copy("COPY new_entries FROM STDIN") as copy:
                 for n, e in enumerate(entries):
@@ -292,15 +292,16 @@ class PostgresWriter:
                             e.page_number,
                             _value(e.text),
                             (e.table_name, e.column_name) in keyword,
+                            e.text_key,
                         ]
                     )
             cur.execute(
                 f"""
                 WITH added AS (
                     INSERT INTO {ddl.ENTRIES} (table_name, column_name, primary_key, doc_id,
-                        page_number, text, keyword, tsv, length)
+                        page_number, text, keyword, tsv, length, text_key)
                     SELECT table_name, column_name, primary_key, doc_id, page_number, text,
-                        keyword, tsv, {_LENGTH}
+                        keyword, tsv, {_LENGTH}, text_key
                     FROM (SELECT *, CASE WHEN keyword
                             THEN to_tsvector('{ddl.TEXT_CONFIG}', text)
                             ELSE ''::tsvector END AS tsv

@@ -1,0 +1,128 @@
+"""A library holding its texts many times over: each search returns one entry per text, so its
+candidates are distinct passages however many copies there are, and ``Store.copies`` lists the
+places a text also stands.
+
+Real sqlite-vec and FTS5 files written by ``VectorStore``, real DuckDB generations published by
+an ``IndexWriter``, read by a real ``DirectoryStore``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from docsym.storage.directory.store import DirectoryStore
+from docsym.storage.directory.vectors import VectorStore, connect
+from docsym.storage.directory.writer import IndexWriter
+from docsym.storage.entries import Entry
+from tests.test_vector_index import clustered
+
+COPIES = 6
+PER_DOC = 150  # 900 entries: past the small-filter path, so the sign scan runs
+_WORDS = ["basin", "drain", "valve", "tower", "pump", "filter", "gauge", "meter", "log"]
+
+
+def _texts() -> list[str]:
+    rng = np.random.default_rng(5)
+    return [f"kestrel survey note {n}: " + " ".join(rng.choice(_WORDS, 6)) for n in range(PER_DOC)]
+
+
+def _write(root: Path) -> np.ndarray:
+    """COPIES documents holding the same texts with the same vectors (as the encoder gives
+    them), published; the vectors."""
+    vectors = clustered(np.random.default_rng(9), PER_DOC, centres=20)
+    with IndexWriter(root) as writer:
+        store = VectorStore(root / "vectors.sqlite", generation=writer.generation)
+        writer.after_publish = store.published
+        store.ensure_collection("minilm", "test", 384)
+        for copy in range(COPIES):
+            doc = f"d{copy}"
+            entries = [
+                Entry("chunks", "text", f"{doc}:{n}", doc, 1, text)
+                for n, text in enumerate(_texts())
+            ]
+            with store.replacing_documents([doc], entries, {"minilm": vectors}):
+                pass
+        writer.publish()
+        writer.after_publish = None
+        store.settle()
+        store.close()
+    return vectors
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory) -> tuple[Path, np.ndarray]:
+    root = tmp_path_factory.mktemp("copies")
+    return root, _write(root)
+
+
+def _texts_of(store: DirectoryStore, found: list[tuple[int, float]]) -> list[str]:
+    entries = store.entries([i for i, _ in found])
+    return [entries[i].text for i, _ in found]
+
+
+def test_dense_search_returns_the_nearest_distinct_texts(library) -> None:
+    root, vectors = library
+    queries = clustered(np.random.default_rng(2), 10, centres=20)
+    with DirectoryStore(root) as store:
+        for query in queries:
+            found = store.dense("minilm", query, limit=20)
+            texts = _texts_of(store, found)
+            assert len(texts) == len(set(texts)) == 20
+            exact = np.sort(vectors @ (query / np.linalg.norm(query)))[::-1][:20]
+            assert np.allclose([s for _, s in found], exact, atol=1e-5)
+
+
+def test_keyword_search_returns_one_row_per_text(library) -> None:
+    root, _ = library
+    with DirectoryStore(root) as store:
+        found = store.fts("kestrel survey basin", limit=100)
+        texts = _texts_of(store, found)
+        assert len(texts) == len(set(texts)) == 100
+
+
+def test_a_filter_keeps_its_own_copy(library) -> None:
+    root, _ = library
+    query = clustered(np.random.default_rng(4), 1, centres=20)[0]
+    with DirectoryStore(root) as store:
+        for found in (
+            store.dense("minilm", query, "e.doc_id = ?", ["d3"], limit=10),
+            store.fts("kestrel valve", "e.doc_id = ?", ["d3"], limit=10),
+        ):
+            assert len(found) == 10
+            assert {e.doc_id for e in store.entries([i for i, _ in found]).values()} == {"d3"}
+
+
+def test_copies_lists_the_other_places_of_a_text(library) -> None:
+    root, _ = library
+    with DirectoryStore(root) as store:
+        (entry_id, _), *_ = store.fts("kestrel survey note 7", limit=1)
+        text = store.entries([entry_id])[entry_id].text
+        rows, count = store.copies(entry_id, "TRUE", [], 3)
+        assert count == COPIES - 1 and len(rows) == 3
+        assert all(r.text == text and r.id != entry_id for r in rows)
+        rows, count = store.copies(entry_id, "e.doc_id != ?", ["d5"], 10)
+        assert count == len(rows) == COPIES - 2
+
+
+def test_a_file_without_text_keys_is_read_as_it_is_and_keyed_by_the_next_writer(
+    tmp_path: Path,
+) -> None:
+    """A vector file of schema 2 returns every copy to a reader; a writer's open gives every
+    entry its key, and searches collapse the copies."""
+    _write(tmp_path)
+    con = connect(tmp_path / "vectors.sqlite")
+    con.execute("DROP INDEX entries_text_key; ALTER TABLE entries DROP COLUMN text_key")
+    con.close()
+    with DirectoryStore(tmp_path) as store:
+        texts = _texts_of(store, store.fts("kestrel survey basin", limit=60))
+        assert len(set(texts)) < len(texts) == 60
+        hit = store.fts("kestrel", limit=1)[0][0]
+        assert store.copies(hit, "TRUE", [], 5) == ([], 0)
+    VectorStore(tmp_path / "vectors.sqlite").close()
+    with DirectoryStore(tmp_path) as store:
+        texts = _texts_of(store, store.fts("kestrel survey basin", limit=60))
+        assert len(set(texts)) == len(texts) == 60
+        assert store.copies(hit, "TRUE", [], 5)[1] == COPIES - 1
