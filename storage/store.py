@@ -91,9 +91,16 @@ class Store(ABC):
 
     @abstractmethod
     def fts(
-        self, query: str, where: str = "TRUE", params: list | None = None, limit: int = 50
+        self,
+        query: str,
+        where: str = "TRUE",
+        params: list | None = None,
+        limit: int = 50,
+        per_text: bool = True,
     ) -> list[tuple[int, float]]:
-        """BM25 candidates: [(entry id, score)] best first, higher is better."""
+        """BM25 candidates: [(entry id, score)] best first, higher is better. ``per_text``: one
+        entry per text (``Store.copies`` lists the others); else every row, as a caller scoring
+        all the rows of one document wants."""
 
     @abstractmethod
     def absent_words(self, words: list[str]) -> list[str]:
@@ -107,9 +114,10 @@ class Store(ABC):
         where: str = "TRUE",
         params: list | None = None,
         limit: int = 50,
+        per_text: bool = True,
     ) -> list[tuple[int, float]]:
         """Nearest entries by cosine similarity: [(entry id, similarity)] best first; with a
-        filter, still its ``limit`` hits when that many match."""
+        filter, still its ``limit`` hits when that many match. ``per_text`` as for ``fts``."""
 
     @abstractmethod
     def similarities(self, collection: str, vector: np.ndarray, ids: np.ndarray) -> np.ndarray:

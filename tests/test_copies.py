@@ -81,6 +81,18 @@ def test_keyword_search_returns_one_row_per_text(library) -> None:
         found = store.fts("kestrel survey basin", limit=100)
         texts = _texts_of(store, found)
         assert len(texts) == len(set(texts)) == 100
+        every = _texts_of(store, store.fts("kestrel survey basin", limit=100, per_text=False))
+        assert every.count(texts[0]) == COPIES  # every row, as rank_nodes asks
+
+
+def test_a_caller_may_ask_for_every_row(library) -> None:
+    root, _ = library
+    query = clustered(np.random.default_rng(6), 1, centres=20)[0]
+    with DirectoryStore(root) as store:
+        nearest = store.dense("minilm", query, limit=1)
+        every = store.dense("minilm", query, limit=2 * COPIES, per_text=False)
+        assert _texts_of(store, every[:COPIES]) == _texts_of(store, nearest) * COPIES
+        assert [s for _, s in every[:COPIES]] == pytest.approx([nearest[0][1]] * COPIES)
 
 
 def test_a_filter_keeps_its_own_copy(library) -> None:

@@ -182,7 +182,8 @@ def _semantic(store: Store, query: str, doc_id: str | None) -> list[tuple[str, f
     where = "e.table_name = 'entities'" + (" AND e.doc_id = ?" if doc_id else "")
     params = [doc_id] if doc_id else []
     vector = store.encoder_for("minilm").encode_question(query)
-    found = store.dense("minilm", vector, where, params, limit=20)
+    # Every entity row: each document's entity of a name is a hit of its own.
+    found = store.dense("minilm", vector, where, params, limit=20, per_text=False)
     entries = store.entries([i for i, _ in found])
     return [(entries[i].primary_key, score) for i, score in found if i in entries]
 

@@ -300,7 +300,7 @@ def _text_scores(store: Store, scope: list[tuple], doc_id: str, vector) -> np.nd
 def _lexical_scores(store: Store, scope: list[tuple], doc_id: str, query: str) -> np.ndarray:
     scores = np.zeros(len(scope))
     where, params = _view_where(doc_id)
-    found = store.fts(query, where, params, limit=2000)
+    found = store.fts(query, where, params, limit=2000, per_text=False)  # every node scored
     keys = store.entries([i for i, _ in found])
     positions = _by_row(scope)
     for entry_id, score in found:

@@ -63,25 +63,32 @@ class Bm25Search:
         params: list,
         limit: int,
         keywords: keyword_index.Searcher | None = None,
+        per_text: bool = True,
     ) -> list[tuple[int, float]]:
         """[(rowid, score)] of the ``limit`` best rows holding any of ``words`` and matching
-        ``where`` (SQL over ``entries e``), best first; score = -bm25, higher is better.
+        ``where`` (SQL over ``entries e``), best first; score = -bm25, higher is better. With
+        ``per_text``, the best row of each text key only (copies score the same).
         ``keywords``: a keyword-index searcher holding the rows ``where`` can see."""
         if not words:
             return []
+        key = self._key if per_text else "id"
         if keywords is not None:
-            found = self._from_keywords(keywords, words, where, params, limit)
+            found = self._from_keywords(keywords, words, where, params, limit, key)
             if found is not None:
                 return found
         match = _match(words)
         rare, bound = self._split(words)
         if not rare or len(rare) == len(words):
-            return self._query(match, where, params, limit)
+            return self._query(match, where, params, limit, key)
         subquery = f"SELECT rowid FROM {BM25} WHERE {BM25} MATCH ?"
         # '+' keeps SQLite from handing the rowid test to FTS5, which would rerun the whole
         # MATCH once per rowid; as a plain filter it is checked before bm25() is computed.
         found = self._query(
-            match, f"+{BM25}.rowid IN ({subquery}) AND ({where})", [_match(rare), *params], limit
+            match,
+            f"+{BM25}.rowid IN ({subquery}) AND ({where})",
+            [_match(rare), *params],
+            limit,
+            key,
         )
         if len(found) == limit and found[-1][1] > bound * (1 + 1e-9):
             return found
@@ -90,6 +97,7 @@ class Bm25Search:
             f"+{BM25}.rowid NOT IN ({subquery}) AND ({where})",
             [_match(rare), *params],
             limit,
+            key,
         )
         return sorted(found + rest, key=lambda hit: (-hit[1], hit[0]))[:limit]
 
@@ -100,6 +108,7 @@ class Bm25Search:
         where: str,
         params: list,
         limit: int,
+        key: str,
     ) -> list[tuple[int, float]] | None:
         """``search`` from the keyword index's candidates; None where the filter is too rare."""
         phrases = [phrase for phrase in map(self._query_tokens, words) if phrase]
@@ -112,7 +121,7 @@ class Bm25Search:
         want, size = max(WANT * limit, LEAST), FIRST
         while True:
             ids = keyword_index.best_ids(keywords, query, size)
-            texts = self._texts(ids, where, params)
+            texts = self._texts(ids, where, params, key)
             if len(texts) >= want or len(ids) < size:
                 break
             if size >= MOST:
@@ -124,12 +133,14 @@ class Bm25Search:
         ]
         return sorted(scored, key=lambda hit: (-hit[1], hit[0]))[:limit]
 
-    def _texts(self, ids: list[int], where: str, params: list) -> list[tuple[int, str]]:
+    def _texts(
+        self, ids: list[int], where: str, params: list, key: str
+    ) -> list[tuple[int, str]]:
         """(id, text) of the ``ids`` matching ``where``, in the order of ``ids``, the first of
-        each text key only (the others' texts, and scores, are the same)."""
+        each ``key`` only (a text key: the others' texts, and scores, are the same)."""
         # CROSS JOIN: each id looked up, rather than entries scanned by the filter's index.
         sql = (
-            f"SELECT e.id, e.text, e.{self._key} FROM json_each(?) AS j "
+            f"SELECT e.id, e.text, e.{key} FROM json_each(?) AS j "
             f"CROSS JOIN entries e ON e.id = j.value WHERE {where} ORDER BY j.key"
         )
         first: dict[int, tuple[int, str]] = {}
@@ -149,10 +160,12 @@ class Bm25Search:
                 score += weight * found * (K1 + 1) / (found + norm)
         return score
 
-    def _query(self, match: str, where: str, params: list, limit: int) -> list[tuple[int, float]]:
-        """The ``limit`` best rows, the best of each text key only."""
+    def _query(
+        self, match: str, where: str, params: list, limit: int, key: str
+    ) -> list[tuple[int, float]]:
+        """The ``limit`` best rows, the best of each ``key`` only."""
         matched = (
-            f"SELECT {BM25}.rowid AS id, bm25({BM25}) AS rank, e.{self._key} AS key FROM {BM25} "
+            f"SELECT {BM25}.rowid AS id, bm25({BM25}) AS rank, e.{key} AS key FROM {BM25} "
             f"JOIN entries e ON e.id = {BM25}.rowid WHERE {BM25} MATCH ? AND {where}"
         )
         sql = (

@@ -132,7 +132,14 @@ class DirectoryStore(Store):
             rows = self._vectors().execute("SELECT name, kind, model, dim FROM collections")
             return {name: (kind, model, dim) for name, kind, model, dim in rows}
 
-    def fts(self, query: str, where: str = "TRUE", params: list | None = None, limit: int = 50):
+    def fts(
+        self,
+        query: str,
+        where: str = "TRUE",
+        params: list | None = None,
+        limit: int = 50,
+        per_text: bool = True,
+    ) -> list[tuple[int, float]]:
         """BM25 candidates: [(entry id, score)] best first (score = -bm25, higher is better)."""
         words = search_words(query)  # quoted by Bm25Search: no query syntax reaches MATCH
         if not words:
@@ -145,7 +152,8 @@ class DirectoryStore(Store):
         with self._fts_lock:
             bm25 = self._bm25(identity)
             keywords = None if generation is None else self._keywords.searcher(generation)
-            return bm25.search(words, f"({where}) AND {visible}", params or [], limit, keywords)
+            where = f"({where}) AND {visible}"
+            return bm25.search(words, where, params or [], limit, keywords, per_text)
 
     def absent_words(self, words: list[str]) -> list[str]:
         with self._lock:
@@ -171,11 +179,13 @@ class DirectoryStore(Store):
         where: str = "TRUE",
         params: list | None = None,
         limit: int = 50,
+        per_text: bool = True,
     ) -> list[tuple[int, float]]:
         """Nearest entries by cosine similarity: [(entry id, similarity)] best first."""
         signs = self._sign_scan(collection)
         if signs is not None:
-            ids, scores = self._dense_from_signs(signs, collection, vector, where, params, limit)
+            search = (signs, collection, vector, where, params, limit, per_text)
+            ids, scores = self._dense_from_signs(*search)
             return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
         with self._lock:  # the connection's part; the search itself reads immutable arrays
             index = self._dense_index(collection)
@@ -221,11 +231,17 @@ class DirectoryStore(Store):
         where: str,
         params: list | None,
         limit: int,
+        per_text: bool,
     ) -> tuple[np.ndarray, np.ndarray]:
+        """Dense top-k from the sign file; with ``per_text``, the nearest entry of each text key
+        (copies of a text have the same vector)."""
         params = params or []
         query = sign_search.normalised(vector)
+        with self._lock:
+            self._vectors()
+            key = self._key if per_text else "id"
         if where != "TRUE":  # a small filter is scored whole: exact, and cheaper than a scan
-            few, keys = self._matching(where, params, None, sign_search.MIN_CANDIDATES + 1)
+            few, keys = self._matching(where, params, None, sign_search.MIN_CANDIDATES + 1, key)
             if len(few) <= sign_search.MIN_CANDIDATES:
                 ids, vectors = self._floats(collection, few)
                 order = np.argsort(few)
@@ -233,19 +249,19 @@ class DirectoryStore(Store):
                 return sign_search.exact_top_k(query, limit, ids, vectors, keys)
 
         def accept(ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-            return self._matching(where, params, ids, None)
+            return self._matching(where, params, ids, None, key)
 
         return sign_search.search(
             signs, query, limit, accept, lambda ids: self._floats(collection, ids)
         )
 
     def _matching(
-        self, where: str, params: list, ids: np.ndarray | None, limit: int | None
+        self, where: str, params: list, ids: np.ndarray | None, limit: int | None, key: str
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Ids of visible entries matching ``where``, with their text keys: among ``ids`` (all
-        when None), at most ``limit`` of them (all when None)."""
+        """Ids of visible entries matching ``where``, with their ``key`` (the text key, or the
+        id): among ``ids`` (all when None), at most ``limit`` of them (all when None)."""
         with self._lock:
-            visible, key = self.visible(), self._key
+            visible = self.visible()
             found = f"SELECT e.id, e.{key} FROM"
             sql = f"{found} entries e WHERE ({where}) AND {visible}"
             args = list(params)

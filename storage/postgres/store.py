@@ -149,7 +149,12 @@ class PostgresStore(Store):
         return {name: (kind, model, dim) for name, kind, model, dim in rows}
 
     def fts(
-        self, query: str, where: str = "TRUE", params: list | None = None, limit: int = 50
+        self,
+        query: str,
+        where: str = "TRUE",
+        params: list | None = None,
+        limit: int = 50,
+        per_text: bool = True,
     ) -> list[tuple[int, float]]:
         words = search_words(query)
         terms = self._terms(" ".join(words)) if words else []
@@ -163,9 +168,10 @@ class PostgresStore(Store):
         # it does not, it is BM25 over the query's informative terms. A filter may leave the
         # rare terms too few hits: then every term is read, among the entries it admits.
         rare = _rare_terms(terms)
-        rows = self._bm25(terms, rare, where, params or [], limit)
+        key = ddl.TEXT_KEY if per_text else "e.id"
+        rows = self._bm25(terms, rare, where, params or [], limit, key)
         if len(rows) < limit and len(rare) < len(terms) and where != "TRUE":
-            rows = self._bm25(terms, terms, where, params or [], limit)
+            rows = self._bm25(terms, terms, where, params or [], limit, key)
         return rows
 
     def absent_words(self, words: list[str]) -> list[str]:
@@ -206,15 +212,15 @@ class PostgresStore(Store):
         where: str,
         params: list,
         limit: int,
+        key: str,
     ) -> list[tuple[int, float]]:
         """The top ``limit`` entries holding any of the ``matching`` terms, scored on all
-        ``terms`` with FTS5's BM25."""
-        # One entry per text key: copies of a text score the same, and the first by id stands
-        # for them (Store.copies lists the others).
+        ``terms`` with FTS5's BM25, the first by id of each ``key`` (SQL over ``e``: the text
+        key, whose copies score the same, or the id)."""
         sql = f"""
             WITH idf AS (SELECT * FROM unnest(?::text[], ?::float8[]) AS i(lexeme, idf)),
             hits AS (
-                SELECT e.id, e.tsv, e.length, {ddl.TEXT_KEY} AS key FROM {ddl.ENTRIES} e
+                SELECT e.id, e.tsv, e.length, {key} AS key FROM {ddl.ENTRIES} e
                 WHERE e.keyword AND e.tsv @@ (
                     SELECT string_agg(quote_literal(m), ' | ')::tsquery
                     FROM unnest(?::text[]) AS m) AND ({where})),
@@ -243,12 +249,15 @@ class PostgresStore(Store):
         where: str = "TRUE",
         params: list | None = None,
         limit: int = 50,
+        per_text: bool = True,
     ) -> list[tuple[int, float]]:
-        """The nearest entry of each text key: rows are read again, GROWTH times more, while
-        copies of a few texts fill them (a library holding a paper many times over)."""
+        """With ``per_text``, the nearest entry of each text key: rows are read again, GROWTH
+        times more, while copies of a few texts fill them (a library holding a paper many times
+        over)."""
+        key = ddl.TEXT_KEY if per_text else "e.id"
         asked = limit
         while True:
-            rows = self._nearest(collection, vector, where, params or [], asked)
+            rows = self._nearest(collection, vector, where, params or [], asked, key)
             first: dict[int, tuple[int, float]] = {}
             for entry_id, similarity, key in rows:
                 first.setdefault(key, (entry_id, similarity))
@@ -257,9 +266,9 @@ class PostgresStore(Store):
             asked = min(asked * GROWTH, DENSE_ROWS_MAX)
 
     def _nearest(
-        self, collection: str, vector: np.ndarray, where: str, params: list, limit: int
+        self, collection: str, vector: np.ndarray, where: str, params: list, limit: int, key: str
     ) -> list[tuple[int, float, int]]:
-        """The ``limit`` nearest entries: (id, similarity, text key), nearest first."""
+        """The ``limit`` nearest entries: (id, similarity, ``key``), nearest first."""
         table = vec_table(collection)
         query = np.asarray(vector, dtype=np.float32)
         filtered = where != "TRUE"
@@ -273,7 +282,7 @@ class PostgresStore(Store):
                 con.execute("SET LOCAL max_parallel_workers_per_gather = 0")
                 sql = f"""
                     WITH m AS MATERIALIZED (
-                        SELECT v.id, v.embedding <=> ? AS d, {ddl.TEXT_KEY} AS key
+                        SELECT v.id, v.embedding <=> ? AS d, {key} AS key
                         FROM {table} v JOIN {ddl.ENTRIES} e ON e.id = v.id WHERE ({where}))
                     SELECT id, 1 - d, key FROM m ORDER BY d, id LIMIT ?"""
                 args = [query, *params, limit]
@@ -284,7 +293,7 @@ class PostgresStore(Store):
                     con.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
                 sql = f"""
                     WITH m AS MATERIALIZED (
-                        SELECT v.id, v.embedding <=> ? AS d, {ddl.TEXT_KEY} AS key
+                        SELECT v.id, v.embedding <=> ? AS d, {key} AS key
                         FROM {table} v JOIN {ddl.ENTRIES} e ON e.id = v.id WHERE ({where})
                         ORDER BY v.embedding <=> ? LIMIT ?)
                     SELECT id, 1 - d, key FROM m ORDER BY d, id"""
