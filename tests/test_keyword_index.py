@@ -97,7 +97,7 @@ def test_a_rare_filter_falls_back_to_fts5(published: Path, monkeypatch) -> None:
     words = ["the", "report"]
     (last,) = search.con.execute("SELECT max(id) FROM entries").fetchone()
     where, params = "e.id > ?", [last - 3]
-    assert search._from_keywords(searcher, words, where, params, 10) is None
+    assert search._from_keywords(searcher, words, where, params, 10, "text_key") is None
     _same_ranking(
         search.search(words, where, params, 10, searcher), _full(search, words, where, params, 10)
     )

@@ -121,32 +121,40 @@ class Bm25Search:
         want, size = max(WANT * limit, LEAST), FIRST
         while True:
             ids = keyword_index.best_ids(keywords, query, size)
-            texts = self._texts(ids, where, params, key)
-            if len(texts) >= want or len(ids) < size:
+            passing = self._passing(ids, where, params, key)
+            if len(passing) >= want or len(ids) < size:
                 break
             if size >= MOST:
                 return None
             size *= GROWTH  # a rare filter, or many copies of the best texts
         length = tokens / rows  # FTS5's avgdl
         scored = [
-            (entry_id, self._score(phrases, idf, text, length)) for entry_id, text in texts[:want]
+            (entry_id, self._score(phrases, idf, text, length))
+            for entry_id, text in self._texts(passing[:want])
         ]
         return sorted(scored, key=lambda hit: (-hit[1], hit[0]))[:limit]
 
-    def _texts(
-        self, ids: list[int], where: str, params: list, key: str
-    ) -> list[tuple[int, str]]:
-        """(id, text) of the ``ids`` matching ``where``, in the order of ``ids``, the first of
-        each ``key`` only (a text key: the others' texts, and scores, are the same)."""
+    def _passing(self, ids: list[int], where: str, params: list, key: str) -> list[int]:
+        """The ``ids`` matching ``where``, in their order, the first of each ``key`` only (a
+        text key: the others' texts, and scores, are the same). Texts are read afterwards, for
+        the few kept: a library's copies can make these tens of thousands."""
         # CROSS JOIN: each id looked up, rather than entries scanned by the filter's index.
         sql = (
-            f"SELECT e.id, e.text, e.{key} FROM json_each(?) AS j "
+            f"SELECT e.id, e.{key} FROM json_each(?) AS j "
             f"CROSS JOIN entries e ON e.id = j.value WHERE {where} ORDER BY j.key"
         )
-        first: dict[int, tuple[int, str]] = {}
-        for entry_id, text, key in self.con.execute(sql, [json.dumps(ids), *params]):
-            first.setdefault(key, (entry_id, text))
+        first: dict[int, int] = {}
+        for entry_id, text_key in self.con.execute(sql, [json.dumps(ids), *params]):
+            first.setdefault(text_key, entry_id)
         return list(first.values())
+
+    def _texts(self, ids: list[int]) -> list[tuple[int, str]]:
+        """(id, text) of ``ids``, in their order."""
+        sql = (
+            "SELECT e.id, e.text FROM json_each(?) AS j CROSS JOIN entries e ON e.id = j.value "
+            "ORDER BY j.key"
+        )
+        return list(self.con.execute(sql, [json.dumps(ids)]))
 
     def _score(self, phrases: list[list[str]], idf: list[float], text: str, avgdl: float) -> float:
         """FTS5's bm25() of one row, positive: each phrase's idf times its saturated count."""
