@@ -409,6 +409,28 @@ def test_text_with_nul_characters_is_stored(pg_server, tmp_path: Path) -> None:
         assert "Nullbyte text of a sluice gate" in text
 
 
+def test_entries_without_text_keys_are_each_their_own_text(pg_server, tmp_path: Path) -> None:
+    """Entries written before text keys (NULL) are never collapsed nor listed as copies; those
+    written since are, on the same store."""
+    url = new_database(pg_server, "unkeyed")
+    for name in ("north", "south"):  # the same paragraph in two files
+        (tmp_path / f"{name}.md").write_text(
+            f"# The {name} weir\n\nThe sluice gate opens at dawn.\n\n## Staff\n\n"
+            f"The {name} keeper logs the flow.\n"
+        )
+    index_paths([tmp_path], url)
+    with open_store(url) as store:
+        keyed = store.fts("sluice gate dawn", "e.table_name = 'chunks'", [], 10)
+        assert len(keyed) == 1
+        assert store.copies(keyed[0][0], "TRUE", [], 5)[1] == 1
+    with psycopg.connect(url) as con:
+        con.execute("UPDATE entries SET text_key = NULL")
+    with open_store(url) as store:
+        every = store.fts("sluice gate dawn", "e.table_name = 'chunks'", [], 10)
+        assert len(every) == 2
+        assert store.copies(every[0][0], "TRUE", [], 5) == ([], 0)
+
+
 def test_replacing_a_document_keeps_bm25_statistics_exact(pg_server, tmp_path: Path) -> None:
     url = new_database(pg_server, "replaced")
     path = tmp_path / "a.pdf"
