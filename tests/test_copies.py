@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from docsym.storage.directory import sign_search
 from docsym.storage.directory.store import DirectoryStore
 from docsym.storage.directory.vectors import VectorStore, connect
 from docsym.storage.directory.writer import IndexWriter
@@ -138,3 +139,14 @@ def test_a_file_without_text_keys_is_read_as_it_is_and_keyed_by_the_next_writer(
         texts = _texts_of(store, store.fts("kestrel survey basin", limit=60))
         assert len(set(texts)) == len(texts) == 60
         assert store.copies(hit, "TRUE", [], 5)[1] == COPIES - 1
+
+
+def test_a_ring_is_sized_by_the_texts_found_per_record() -> None:
+    """Copies make few distinct texts per record checked: the next ring holds what that yield
+    says the missing texts need (a quarter to spare), never more than RING_GROWTH times the
+    last, and grows by RING_GROWTH while nothing was found."""
+    assert sign_search._next_ring(8_000, missing=393, found_per_record=7 / 800) == 56_142
+    assert sign_search._next_ring(800, missing=393, found_per_record=7 / 800) == 6_400
+    assert sign_search._next_ring(800, missing=10, found_per_record=0.5) == 25
+    assert sign_search._next_ring(800, missing=400, found_per_record=1 / 10_000) == 6_400
+    assert sign_search._next_ring(800, missing=400, found_per_record=0.0) == 6_400
