@@ -127,7 +127,10 @@ def test_a_file_without_text_keys_is_read_as_it_is_and_keyed_by_the_next_writer(
     entry its key, and searches collapse the copies."""
     _write(tmp_path)
     con = connect(tmp_path / "vectors.sqlite")
-    con.execute("DROP INDEX entries_text_key; ALTER TABLE entries DROP COLUMN text_key")
+    con.execute(
+        "DROP INDEX entries_text_key; DROP INDEX entries_lookup; "
+        "ALTER TABLE entries DROP COLUMN text_key"
+    )
     con.close()
     with DirectoryStore(tmp_path) as store:
         texts = _texts_of(store, store.fts("kestrel survey basin", limit=60))

@@ -156,3 +156,18 @@ def test_words_no_document_holds_are_named_above_the_hits(repeating_store):
     assert result.hits and "fourteen days" in result.hits[0].text
     assert result.to_markdown().startswith("No document holds 'galaxy' as written.\n")
     assert hybrid_search(repeating_store, "When is the basin drained?").absent == []
+
+
+def test_each_store_returns_as_many_distinct_texts_as_asked(repeating_store):
+    """More rows asked than the first read holds distinct texts: the store reads on (PostgreSQL
+    eight times more rows) and returns one entry per text, up to the limit."""
+    query = "How often is the cooling tower basin drained?"
+    vector = repeating_store.encoder_for("minilm").encode_question(query)
+    everything = repeating_store.dense("minilm", vector, "TRUE", [], 100, per_text=False)
+    entries = repeating_store.entries([i for i, _ in everything])
+    distinct = {(e.table_name, e.column_name, " ".join(e.text.split())) for e in entries.values()}
+    for limit in (5, 20, 100):
+        found = repeating_store.dense("minilm", vector, "TRUE", [], limit)
+        rows = repeating_store.entries([i for i, _ in found])
+        texts = [(r.table_name, r.column_name, " ".join(r.text.split())) for r in rows.values()]
+        assert len(texts) == len(set(texts)) == min(limit, len(distinct))

@@ -26,7 +26,7 @@ from collections import Counter
 import apsw
 
 from docsym.storage.directory import keyword_index
-from docsym.storage.directory.vectors import text_key_column
+from docsym.storage.directory.vectors import lookup_hint, text_key_column
 from docsym.storage.entries import BM25, K1, B
 
 # The part of one word in one row is below (K1 + 1) * idf.
@@ -55,6 +55,7 @@ class Bm25Search:
         self._holding: dict[str, int] = {}  # word -> rows that hold it, for this version
         columns = {r[1] for r in con.execute("PRAGMA table_info(entries)")}
         self._key = text_key_column(columns)
+        self._lookup = lookup_hint(con)
 
     def search(
         self,
@@ -141,7 +142,7 @@ class Bm25Search:
         # CROSS JOIN: each id looked up, rather than entries scanned by the filter's index.
         sql = (
             f"SELECT e.id, e.{key} FROM json_each(?) AS j "
-            f"CROSS JOIN entries e ON e.id = j.value WHERE {where} ORDER BY j.key"
+            f"CROSS JOIN entries e {self._lookup} ON e.id = j.value WHERE {where} ORDER BY j.key"
         )
         first: dict[int, int] = {}
         for entry_id, text_key in self.con.execute(sql, [json.dumps(ids), *params]):

@@ -33,6 +33,7 @@ from docsym.storage.directory.vector_index import VectorIndex, load_from_sqlite
 from docsym.storage.directory.vectors import (
     awaiting_vectors,
     connect,
+    lookup_hint,
     opened_immutable,
     text_key_column,
 )
@@ -62,6 +63,7 @@ class DirectoryStore(Store):
         self._keywords = keyword_index.KeywordIndex(keyword_index.folder(self.paths.vectors))
         self._stamped = False  # the vector file has generation stamps (schema 2)
         self._key = "id"  # the column of an entry's text key: text_key from schema 3
+        self._lookup = ""  # how SQL looks entries up by id (vectors.py's lookup_hint)
         self._dense: dict[str, tuple[tuple[int, int], VectorIndex]] = {}
         self._signs: dict[str, sign_file.SignScan] = {}
         # Entry ids matching a filter, for the vector index version they were read under:
@@ -110,6 +112,7 @@ class DirectoryStore(Store):
             columns = {r[1] for r in self._con.execute("PRAGMA table_info(entries)")}
             self._stamped = "born" in columns
             self._key = text_key_column(columns)
+            self._lookup = lookup_hint(self._con)
         return self._con
 
     def _vector_identity(self, st: os.stat_result) -> tuple:
@@ -270,8 +273,8 @@ class DirectoryStore(Store):
                 # entries by the filter's or the generation's index and test the list (2 s at
                 # 1M).
                 sql = (
-                    f"{found} json_each(?) AS j CROSS JOIN entries e ON e.id = j.value "
-                    f"WHERE ({where}) AND {visible}"
+                    f"{found} json_each(?) AS j CROSS JOIN entries e {self._lookup} "
+                    f"ON e.id = j.value WHERE ({where}) AND {visible}"
                 )
                 args = [json.dumps(ids.tolist()), *params]
             if limit is not None:

@@ -69,6 +69,21 @@ def connect(path: Path, *, readonly: bool = False) -> apsw.Connection:
     return con
 
 
+# A search looks its candidates up by id, tens of thousands when a library holds its texts many
+# times over: this index holds what their filters read (the view, generation stamps, document,
+# page) in rows of ~50 bytes, where the table's rows hold the text. 50,000 lookups at 1,000
+# papers: 35 ms through it, 52 ms through the table.
+LOOKUP = "entries_lookup"
+LOOKUP_COLUMNS = "id, text_key, table_name, column_name, born, died, doc_id, page_number"
+
+
+def lookup_hint(con: apsw.Connection) -> str:
+    """``INDEXED BY`` the lookup index, for SQL reading ``entries e`` by id, where the file has
+    it (written since it was added); SQLite looks ids up in the table otherwise."""
+    found = con.execute("SELECT 1 FROM sqlite_schema WHERE name = ?", (LOOKUP,)).fetchone()
+    return f"INDEXED BY {LOOKUP}" if found else ""
+
+
 def text_key_column(columns: set[str]) -> str:
     """The column of ``entries`` (given its ``columns``) that keys its text: ``text_key``, or,
     in a file written before schema 3 and read as it is, ``id`` (each entry its own text)."""
@@ -155,9 +170,10 @@ class VectorStore:
         self._stamp_entries()
         self._key_entries()
         self.con.execute(
-            """
+            f"""
             CREATE INDEX IF NOT EXISTS entries_doc ON entries (doc_id);
             CREATE INDEX IF NOT EXISTS entries_text_key ON entries (text_key);
+            CREATE INDEX IF NOT EXISTS {LOOKUP} ON entries ({LOOKUP_COLUMNS});
             CREATE INDEX IF NOT EXISTS entries_view ON entries (table_name, column_name);
             CREATE INDEX IF NOT EXISTS entries_born ON entries (born);
             CREATE INDEX IF NOT EXISTS entries_died ON entries (died);

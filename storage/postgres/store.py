@@ -259,8 +259,8 @@ class PostgresStore(Store):
         while True:
             rows = self._nearest(collection, vector, where, params or [], asked, key)
             first: dict[int, tuple[int, float]] = {}
-            for entry_id, similarity, key in rows:
-                first.setdefault(key, (entry_id, similarity))
+            for entry_id, similarity, found_key in rows:
+                first.setdefault(found_key, (entry_id, similarity))
             if len(first) >= limit or len(rows) < asked or asked >= DENSE_ROWS_MAX:
                 return list(first.values())[:limit]
             asked = min(asked * GROWTH, DENSE_ROWS_MAX)
