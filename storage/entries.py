@@ -38,6 +38,17 @@ def text_key(table_name: str, column_name: str, text: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
+def read_next(read: int, found: int, wanted: int, growth: int) -> int:
+    """How many candidates a search that wants ``wanted`` distinct texts should have read after
+    the next read, having found ``found`` in the ``read`` so far: as many as that yield says,
+    with a quarter to spare, at least twice and at most ``growth`` times ``read``. A library's
+    copies make the yield small (~40 copies a text at 1,000 papers), and growing by ``growth``
+    alone read up to that many times more than needed."""
+    if found <= 0:
+        return read * growth
+    return int(min(read * growth, max(2 * read, 1.25 * wanted * read / found)))
+
+
 def vec_table(collection: str) -> str:
     if not re.fullmatch(r"[a-z0-9_]+", collection):
         raise ValueError(f"bad collection name {collection!r}")

@@ -13,11 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from docsym.storage.directory import sign_search
 from docsym.storage.directory.store import DirectoryStore
 from docsym.storage.directory.vectors import VectorStore, connect
 from docsym.storage.directory.writer import IndexWriter
-from docsym.storage.entries import Entry
+from docsym.storage.entries import Entry, read_next
 from tests.test_vector_index import clustered
 
 COPIES = 6
@@ -144,12 +143,11 @@ def test_a_file_without_text_keys_is_read_as_it_is_and_keyed_by_the_next_writer(
         assert store.copies(hit, "TRUE", [], 5)[1] == COPIES - 1
 
 
-def test_a_ring_is_sized_by_the_texts_found_per_record() -> None:
-    """Copies make few distinct texts per record checked: the next ring holds what that yield
-    says the missing texts need (a quarter to spare), never more than RING_GROWTH times the
-    last, and grows by RING_GROWTH while nothing was found."""
-    assert sign_search._next_ring(8_000, missing=393, found_per_record=7 / 800) == 56_142
-    assert sign_search._next_ring(800, missing=393, found_per_record=7 / 800) == 6_400
-    assert sign_search._next_ring(800, missing=10, found_per_record=0.5) == 25
-    assert sign_search._next_ring(800, missing=400, found_per_record=1 / 10_000) == 6_400
-    assert sign_search._next_ring(800, missing=400, found_per_record=0.0) == 6_400
+def test_a_search_reads_on_by_the_texts_found_per_candidate() -> None:
+    """Copies make few distinct texts per candidate read: the next read holds what that yield
+    says the wanted texts need (a quarter to spare), at least twice and at most ``growth``
+    times the candidates read, and ``growth`` times while nothing was found."""
+    assert read_next(8_000, found=70, wanted=400, growth=8) == 57_142
+    assert read_next(800, found=7, wanted=400, growth=8) == 6_400
+    assert read_next(800, found=400, wanted=500, growth=8) == 1_600
+    assert read_next(800, found=0, wanted=400, growth=8) == 6_400

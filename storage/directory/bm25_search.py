@@ -27,7 +27,7 @@ import apsw
 
 from docsym.storage.directory import keyword_index
 from docsym.storage.directory.vectors import lookup_hint, text_key_column
-from docsym.storage.entries import BM25, K1, B
+from docsym.storage.entries import BM25, K1, B, read_next
 
 # The part of one word in one row is below (K1 + 1) * idf.
 # Words held by more than this share of the rows are "common": on the corpus index's questions
@@ -35,9 +35,9 @@ from docsym.storage.entries import BM25, K1, B
 RARE_SHARE = 0.2
 _ROW_COUNT = "docsym_bm25_rows"  # an FTS5 function: the rows bm25() counts as N
 _TOKEN_COUNT = "docsym_bm25_tokens"  # an FTS5 function: the tokens of all rows (avgdl * N)
-# Keyword-index candidates: WANT x k (at least LEAST) that the filter keeps, read from the
-# first FIRST of tantivy's order, then GROWTH times more while too few pass; past MOST the
-# filter is rare enough for FTS5 to answer.
+# Keyword-index candidates: WANT x k (at least LEAST) distinct texts that the filter keeps, read
+# from the first FIRST of tantivy's order, then more (as many as the yield says, at most GROWTH
+# times more) while too few pass; when MOST leave too few, the filter is rare enough for FTS5.
 WANT, LEAST, FIRST, GROWTH, MOST = 2, 100, 400, 8, 30_000
 
 
@@ -127,7 +127,8 @@ class Bm25Search:
                 break
             if size >= MOST:
                 return None
-            size *= GROWTH  # a rare filter, or many copies of the best texts
+            # A rare filter, or many copies of the best texts: read on, sized by the yield.
+            size = min(read_next(size, len(passing), want, GROWTH), MOST)
         length = tokens / rows  # FTS5's avgdl
         scored = [
             (entry_id, self._score(phrases, idf, text, length))

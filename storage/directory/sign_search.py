@@ -20,6 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 from docsym.storage.directory.sign_file import DIM, SignScan
+from docsym.storage.entries import read_next
 
 # Hamming candidates re-scored exactly: a floor, and a multiple of k for large k.
 MIN_CANDIDATES = 400
@@ -93,21 +94,12 @@ def _nearest_accepted(
         passed_keys.append(keys)
         found = len(np.unique(np.concatenate(passed_keys)))
         checked += len(ring)
-        below, target = ceiling, _next_ring(target, want - found, found / max(checked, 1))
+        below = ceiling
+        target = read_next(checked, found, want, RING_GROWTH) - checked
     if not passed:
         return np.empty(0, np.int64)
     ordered = np.concatenate(passed)
     return ordered[_first_per_key(np.concatenate(passed_keys))][:want]
-
-
-def _next_ring(last: int, missing: int, found_per_record: float) -> int:
-    """Records the next ring should hold: as many as the texts found per record checked so far
-    say ``missing`` more need, with a quarter to spare, and at most RING_GROWTH times the last
-    ring. A library's copies make that yield small (40 copies a text: 1 in 80 records), and
-    growing by RING_GROWTH alone checked up to 8 times more records than needed."""
-    if found_per_record <= 0:
-        return last * RING_GROWTH
-    return int(min(last * RING_GROWTH, max(1.25 * missing / found_per_record, 1)))
 
 
 def _nearest_of(

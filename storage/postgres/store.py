@@ -31,7 +31,7 @@ from docsym.language.terms import search_words
 from docsym.runtime.bounds import scrub
 from docsym.runtime.settings import get_settings
 from docsym.storage import run_state, schema
-from docsym.storage.entries import K1, B, vec_table  # BM25 as FTS5 computes it
+from docsym.storage.entries import K1, B, read_next, vec_table  # BM25 as FTS5 computes it
 from docsym.storage.paths import IndexNotFoundError
 from docsym.storage.postgres import ddl
 from docsym.storage.postgres.connect import reader_url, redacted
@@ -263,7 +263,7 @@ class PostgresStore(Store):
                 first.setdefault(found_key, (entry_id, similarity))
             if len(first) >= limit or len(rows) < asked or asked >= DENSE_ROWS_MAX:
                 return list(first.values())[:limit]
-            asked = min(asked * GROWTH, DENSE_ROWS_MAX)
+            asked = min(read_next(asked, len(first), limit, GROWTH), DENSE_ROWS_MAX)
 
     def _nearest(
         self, collection: str, vector: np.ndarray, where: str, params: list, limit: int, key: str
