@@ -184,11 +184,13 @@ def test_killed_appends_and_stale_records_cost_nothing(index, tmp_path):
 # -- the inverted file: a collection past LIST_MIN has its records grouped by list ------------
 @pytest.fixture(scope="module")
 def listed(tmp_path_factory) -> tuple[Path, dict]:
-    """The 12,000 vectors again, with lists from 2,048 vectors on (64 lists of ~190)."""
+    """The 12,000 vectors again, with lists from 2,048 vectors on (64 lists of ~190), each
+    given its list 1,000 at a time."""
     root = tmp_path_factory.mktemp("listed")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sign_file, "LIST_MIN", 2_048)
         patch.setattr(sign_file, "LIST_SIZE", 192)
+        patch.setattr(sign_file, "ASSIGN_ROWS", 1_000)
         return root, write(root, range(DOCS), seed=1)
 
 
@@ -250,6 +252,9 @@ def test_vectors_appended_after_a_build_are_searched_in_the_tail_then_regrouped(
         with DirectoryStore(copy) as store:
             assert store.dense("minilm", query, limit=1)[0][0] in added
         patch.setattr(sign_file, "TAIL_SHARE", 0.05)
+        # The regroup reads its 800-vector tail and assigns it in batches, as at 10,000 papers.
+        patch.setattr(sign_file, "READ_ROWS", 300)
+        patch.setattr(sign_file, "ASSIGN_ROWS", 70)
         more = write(copy, range(DOCS + 2, DOCS + 3), seed=12)
     header, records = _layout(copy)
     every = vectors | added | more
