@@ -37,7 +37,8 @@ _ROW_COUNT = "docsym_bm25_rows"  # an FTS5 function: the rows bm25() counts as N
 _TOKEN_COUNT = "docsym_bm25_tokens"  # an FTS5 function: the tokens of all rows (avgdl * N)
 # Keyword-index candidates: WANT x k (at least LEAST) distinct texts that the filter keeps, read
 # from the first FIRST of tantivy's order, then more (as many as the yield says, at most GROWTH
-# times more) while too few pass; when MOST leave too few, the filter is rare enough for FTS5.
+# times more) while too few pass. When MOST pass too few rows, the filter is rare enough for
+# FTS5; when they pass many rows but too few texts, copies filled them and the texts found do.
 WANT, LEAST, FIRST, GROWTH, MOST = 2, 100, 400, 8, 30_000
 
 
@@ -122,11 +123,13 @@ class Bm25Search:
         want, size = max(WANT * limit, LEAST), FIRST
         while True:
             ids = keyword_index.best_ids(keywords, query, size)
-            passing = self._passing(ids, where, params, key)
+            passing, passed = self._passing(ids, where, params, key)
             if len(passing) >= want or len(ids) < size:
                 break
-            if size >= MOST:
+            if size >= MOST and passed < want:  # a rare filter: FTS5 reads its rows
                 return None
+            if size >= MOST:  # copies fill the candidates: the texts found are all there are
+                break
             # A rare filter, or many copies of the best texts: read on, sized by the yield.
             size = min(read_next(size, len(passing), want, GROWTH), MOST)
         length = tokens / rows  # FTS5's avgdl
@@ -136,19 +139,23 @@ class Bm25Search:
         ]
         return sorted(scored, key=lambda hit: (-hit[1], hit[0]))[:limit]
 
-    def _passing(self, ids: list[int], where: str, params: list, key: str) -> list[int]:
+    def _passing(
+        self, ids: list[int], where: str, params: list, key: str
+    ) -> tuple[list[int], int]:
         """The ``ids`` matching ``where``, in their order, the first of each ``key`` only (a
-        text key: the others' texts, and scores, are the same). Texts are read afterwards, for
-        the few kept: a library's copies can make these tens of thousands."""
+        text key: the others' texts, and scores, are the same), and how many matched. Texts
+        are read afterwards, for the few kept: a library's copies can make these thousands."""
         # CROSS JOIN: each id looked up, rather than entries scanned by the filter's index.
         sql = (
             f"SELECT e.id, e.{key} FROM json_each(?) AS j "
             f"CROSS JOIN entries e {self._lookup} ON e.id = j.value WHERE {where} ORDER BY j.key"
         )
         first: dict[int, int] = {}
+        passed = 0
         for entry_id, text_key in self.con.execute(sql, [json.dumps(ids), *params]):
             first.setdefault(text_key, entry_id)
-        return list(first.values())
+            passed += 1
+        return list(first.values()), passed
 
     def _texts(self, ids: list[int]) -> list[tuple[int, str]]:
         """(id, text) of ``ids``, in their order."""

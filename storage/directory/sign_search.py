@@ -25,8 +25,10 @@ from docsym.storage.entries import read_next
 # Hamming candidates re-scored exactly: a floor, and a multiple of k for large k.
 MIN_CANDIDATES = 400
 CANDIDATES_PER_K = 4
-# Each ring checks this many times more ids than the last; past MAX_CHECKED ids a filter is
-# rare enough that reading all its ids (``accept(None)``) is cheaper than checking more.
+# Each ring checks at most this many times more ids than the last. Past MAX_CHECKED ids, a
+# filter that passed fewer than wanted is rare enough that reading all its ids
+# (``accept(None)``) is cheaper than checking more; one that passed more had its rings filled by
+# copies of a few texts, and the search keeps the distinct texts found (fewer than wanted).
 RING_GROWTH = 8
 MAX_CHECKED = 200_000
 
@@ -82,8 +84,11 @@ def _nearest_accepted(
     passed_keys: list[np.ndarray] = []
     found, checked, below, target = 0, 0, -1, 2 * want
     while found < want and below < DIM:
-        if checked > MAX_CHECKED:  # a rare filter: take its ids whole instead
+        if checked > MAX_CHECKED and sum(map(len, passed)) < want:
+            # A rare filter: take its ids whole instead.
             return _nearest_of(rowids, distances, accept(None), want)
+        if checked > MAX_CHECKED:  # copies fill the rings: the texts found so far it is
+            break
         # Every record at distance (below, ceiling]: the next ring holding ~target more records.
         ceiling = min(int(np.searchsorted(cumulative, checked + target)), DIM)
         ring = np.flatnonzero((distances > below) & (distances <= ceiling))
