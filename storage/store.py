@@ -251,15 +251,11 @@ def read_copies(
 ) -> tuple[list[EntryRow], int]:
     """``Store.copies`` over a table ``entries`` with a ``text_key`` column, aliased ``e`` for
     ``where``; ``cursor.execute`` takes ``?`` parameters."""
-    same = (
-        "FROM entries e WHERE e.text_key = (SELECT text_key FROM entries WHERE id = ?) "
-        f"AND e.id != ? AND ({where})"
-    )
-    args = [entry_id, entry_id, *params]
     rows = cursor.execute(
         "SELECT e.table_name, e.column_name, e.primary_key, e.doc_id, e.page_number, e.text, "
-        f"e.id {same} ORDER BY e.id LIMIT ?",
-        [*args, limit],
+        "e.id, count(*) OVER () FROM entries e "  # the count is taken before LIMIT cuts
+        "WHERE e.text_key = (SELECT text_key FROM entries WHERE id = ?) AND e.id != ? "
+        f"AND ({where}) ORDER BY e.id LIMIT ?",
+        [entry_id, entry_id, *params, limit],
     ).fetchall()
-    (count,) = cursor.execute(f"SELECT count(*) {same}", args).fetchone()
-    return [EntryRow(*r) for r in rows], count
+    return [EntryRow(*r[:-1]) for r in rows], rows[0][-1] if rows else 0

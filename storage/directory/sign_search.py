@@ -94,7 +94,7 @@ def _nearest_accepted(
         ring = np.flatnonzero((distances > below) & (distances <= ceiling))
         ring = ring[np.argsort(distances[ring], kind="stable")]
         ids = np.asarray(rowids[ring])
-        ok_ids, keys = _keys_of(ids, accept(np.unique(ids)))
+        ok_ids, keys = keys_of(ids, accept(np.unique(ids)))
         passed.append(ok_ids)
         passed_keys.append(keys)
         found = len(np.unique(np.concatenate(passed_keys)))
@@ -112,11 +112,11 @@ def _nearest_of(
 ) -> np.ndarray:
     positions = np.flatnonzero(np.isin(rowids, allowed[0]))
     positions = positions[np.argsort(distances[positions], kind="stable")]
-    ids, keys = _keys_of(np.asarray(rowids[positions]), allowed)
+    ids, keys = keys_of(np.asarray(rowids[positions]), allowed)
     return ids[_first_per_key(keys)][:want]
 
 
-def _keys_of(
+def keys_of(
     ids: np.ndarray, accepted: tuple[np.ndarray, np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``ids`` that are ``accepted`` (in their order), and each one's text key."""

@@ -246,9 +246,8 @@ class DirectoryStore(Store):
         if where != "TRUE":  # a small filter is scored whole: exact, and cheaper than a scan
             few, keys = self._matching(where, params, None, sign_search.MIN_CANDIDATES + 1, key)
             if len(few) <= sign_search.MIN_CANDIDATES:
-                ids, vectors = self._floats(collection, few)
-                order = np.argsort(few)
-                keys = keys[order[np.searchsorted(few, ids, sorter=order)]]
+                ids, vectors = self._floats(collection, few)  # those with a vector
+                _, keys = sign_search.keys_of(ids, (few, keys))
                 return sign_search.exact_top_k(query, limit, ids, vectors, keys)
 
         def accept(ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
