@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 BM25 = "bm25"
@@ -36,6 +37,12 @@ def text_key(table_name: str, column_name: str, text: str) -> int:
         "\0".join((table_name, column_name, " ".join(text.split()))).encode(), digest_size=8
     ).digest()
     return int.from_bytes(digest, "big", signed=True)
+
+
+def views_sql(views: Sequence[tuple[str, str]], alias: str = "e") -> tuple[str, list]:
+    """SQL over the entries table (as ``alias``) selecting the given (table, column) views."""
+    sql = " OR ".join(f"({alias}.table_name = ? AND {alias}.column_name = ?)" for _ in views)
+    return f"({sql or 'FALSE'})", [v for pair in views for v in pair]
 
 
 def read_next(read: int, found: int, wanted: int, growth: int) -> int:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -97,10 +97,12 @@ class Store(ABC):
         params: list | None = None,
         limit: int = 50,
         per_text: bool = True,
+        views: Sequence[tuple[str, str]] | None = None,
     ) -> list[tuple[int, float]]:
         """BM25 candidates: [(entry id, score)] best first, higher is better. ``per_text``: one
         entry per text (``Store.copies`` lists the others); else every row, as a caller scoring
-        all the rows of one document wants."""
+        all the rows of one document wants. ``views``: the (table, column) pairs ``where``
+        admits, when the caller knows them, so a keyword index reads only their texts."""
 
     @abstractmethod
     def absent_words(self, words: list[str]) -> list[str]:
@@ -115,9 +117,11 @@ class Store(ABC):
         params: list | None = None,
         limit: int = 50,
         per_text: bool = True,
+        views: Sequence[tuple[str, str]] | None = None,
     ) -> list[tuple[int, float]]:
         """Nearest entries by cosine similarity: [(entry id, similarity)] best first; with a
-        filter, still its ``limit`` hits when that many match. ``per_text`` as for ``fts``."""
+        filter, still its ``limit`` hits when that many match. ``per_text`` and ``views`` as for
+        ``fts``."""
 
     @abstractmethod
     def similarities(self, collection: str, vector: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -250,12 +254,18 @@ def read_copies(
     cursor: Any, entry_id: int, where: str, params: list, limit: int
 ) -> tuple[list[EntryRow], int]:
     """``Store.copies`` over a table ``entries`` with a ``text_key`` column, aliased ``e`` for
-    ``where``; ``cursor.execute`` takes ``?`` parameters."""
+    ``where``; ``cursor.execute`` takes ``?`` parameters. The copies are counted and chosen by
+    their keys and filter columns alone (an index holds them), and only the rows listed read
+    whole: a text may stand in thousands of papers."""
+    copies = f"e.text_key = (SELECT text_key FROM entries WHERE id = ?) AND e.id != ? AND ({where})"
+    args = [entry_id, entry_id, *params]
+    (count,) = cursor.execute(f"SELECT count(*) FROM entries e WHERE {copies}", args).fetchone()
+    if not count:
+        return [], 0
     rows = cursor.execute(
-        "SELECT e.table_name, e.column_name, e.primary_key, e.doc_id, e.page_number, e.text, "
-        "e.id, count(*) OVER () FROM entries e "  # the count is taken before LIMIT cuts
-        "WHERE e.text_key = (SELECT text_key FROM entries WHERE id = ?) AND e.id != ? "
-        f"AND ({where}) ORDER BY e.id LIMIT ?",
-        [entry_id, entry_id, *params, limit],
+        "SELECT c.table_name, c.column_name, c.primary_key, c.doc_id, c.page_number, c.text, "
+        "c.id FROM entries c WHERE c.id IN "
+        f"(SELECT e.id FROM entries e WHERE {copies} ORDER BY e.id LIMIT ?) ORDER BY c.id",
+        [*args, limit],
     ).fetchall()
-    return [EntryRow(*r[:-1]) for r in rows], rows[0][-1] if rows else 0
+    return [EntryRow(*r) for r in rows], count

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from docsym.storage.directory import sign_search
 from docsym.storage.directory.store import DirectoryStore
 from docsym.storage.directory.vectors import VectorStore, connect
 from docsym.storage.directory.writer import IndexWriter
@@ -20,7 +21,9 @@ from docsym.storage.entries import Entry, read_next
 from tests.test_vector_index import clustered
 
 COPIES = 6
-PER_DOC = 150  # 900 entries: past the small-filter path, so the sign scan runs
+# 2,700 entries, 450 a document: past the small-filter path (sign_search.MIN_CANDIDATES), so the
+# sign scan runs, for a filter on one document too.
+PER_DOC = 450
 _WORDS = ["basin", "drain", "valve", "tower", "pump", "filter", "gauge", "meter", "log"]
 
 
@@ -105,6 +108,110 @@ def test_a_filter_keeps_its_own_copy(library) -> None:
         ):
             assert len(found) == 10
             assert {e.doc_id for e in store.entries([i for i, _ in found]).values()} == {"d3"}
+
+
+def _searched(
+    store: DirectoryStore, query: np.ndarray, where: str, params: list, per_text: bool
+) -> tuple[list[int], list[float], int]:
+    """The sign search as ``DirectoryStore.dense`` runs it, keyed by text either way (without
+    ``per_text``, every record is looked up and the copies collapse after, as before the file
+    kept keys): ids, scores, and how many ids ``accept`` was asked about."""
+    asked = []
+
+    def accept(ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        asked.append(len(ids) if ids is not None else 0)
+        return store._matching(where, params, ids, None, "text_key")
+
+    def floats(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return store._floats("minilm", ids)
+
+    scan = store._sign_scan("minilm")
+    ids, scores = sign_search.search(scan, query, 10, accept, floats, per_text=per_text)
+    return ids.tolist(), scores.tolist(), sum(asked)
+
+
+def test_dense_search_looks_up_one_copy_of_each_text(library) -> None:
+    """The sign file's keys collapse the copies before any lookup: the same hits as looking
+    every copy up, for about one lookup per text."""
+    root, _ = library
+    queries = clustered(np.random.default_rng(3), 5, centres=20)
+    with DirectoryStore(root) as store:
+        for query in queries:
+            ids, scores, asked = _searched(store, query, "TRUE", [], per_text=True)
+            every_ids, every_scores, every_asked = _searched(store, query, "TRUE", [], False)
+            assert (ids, scores) == (every_ids, every_scores)
+            assert asked <= PER_DOC < 3 * PER_DOC < every_asked
+
+
+def test_a_filter_passing_one_copy_looks_up_the_copies_of_texts_it_rejected(library) -> None:
+    """A filter on one document rejects the nearest copy of most texts: the ring's other copies
+    of those are looked up, and each text's own copy found, as looking every copy up finds."""
+    root, _ = library
+    query = clustered(np.random.default_rng(4), 1, centres=20)[0]
+    with DirectoryStore(root) as store:
+        ids, scores, _ = _searched(store, query, "e.doc_id = ?", ["d3"], per_text=True)
+        every = _searched(store, query, "e.doc_id = ?", ["d3"], per_text=False)
+        assert (ids, scores) == every[:2]
+        assert {e.doc_id for e in store.entries(ids).values()} == {"d3"}
+
+
+def test_a_rare_filter_past_the_lookups_bound_reads_its_ids_whole(library, monkeypatch) -> None:
+    """Past MAX_CHECKED lookups with fewer texts passed than wanted, the filter's ids are read
+    whole (``accept(None)``): the same hits."""
+    root, _ = library
+    query = clustered(np.random.default_rng(4), 1, centres=20)[0]
+    with DirectoryStore(root) as store:
+        wanted = store.dense("minilm", query, "e.doc_id = ?", ["d3"], limit=10)
+        monkeypatch.setattr(sign_search, "MAX_CHECKED", 50)
+        assert store.dense("minilm", query, "e.doc_id = ?", ["d3"], limit=10) == wanted
+
+
+def test_the_ring_check_finds_what_checking_every_record_finds() -> None:
+    """Random files of copies, filters passing some copies, stale records (their entry gone)
+    and ids held twice: collapsing on the file's keys before the lookups gives the candidates
+    that looking every record up gives."""
+    rng = np.random.default_rng(11)
+    for _ in range(100):
+        rowids, keys, distances, accept = _random_file(rng, reused=0)
+        want = int(rng.integers(1, 60))
+        found = sign_search._nearest_accepted(rowids, keys, distances, want, accept)
+        every = sign_search._nearest_accepted(rowids, rowids, distances, want, accept)
+        assert found.tolist() == every.tolist()
+
+
+def test_a_stale_record_of_a_reused_id_counts_under_the_entrys_key() -> None:
+    """An id reused by another text leaves its old record under the old key: accepted, it
+    stands for the entry's text, never for the old one's (the candidates may differ from looking
+    every record up, which also took such a record at its old vector's place)."""
+    rng = np.random.default_rng(12)
+    for _ in range(100):
+        rowids, keys, distances, accept = _random_file(rng, reused=0.05)
+        want = int(rng.integers(1, 60))
+        found = sign_search._nearest_accepted(rowids, keys, distances, want, accept)
+        ids, entry_keys = accept(found)
+        assert sorted(ids.tolist()) == sorted(found.tolist())
+        assert len(set(entry_keys.tolist())) == len(found) <= want
+
+
+def _random_file(rng: np.random.Generator, reused: float) -> tuple:
+    """(rowids, file keys, distances, accept) of a random sign file and filter, with a share
+    ``reused`` of the ids holding another text than their records say."""
+    records = int(rng.integers(50, 3_000))
+    texts = int(rng.integers(5, records))
+    ids = 2 * records
+    rowids = rng.integers(0, ids, records)  # some twice
+    entry_keys = 10**12 + rng.integers(0, texts, ids)  # apart from any rowid
+    keys = entry_keys[rowids].copy()
+    again = rng.random(ids) < reused
+    entry_keys[again] = 10**12 + rng.integers(0, texts, int(again.sum()))
+    passes = (rng.random(ids) < rng.choice([0.05, 0.5, 0.95])) & (rng.random(ids) > 0.05)
+    distances = rng.integers(0, 385, records).astype(np.uint16)
+
+    def accept(asked: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        held = np.flatnonzero(passes) if asked is None else asked[passes[asked]]
+        return held, entry_keys[held]
+
+    return rowids, keys, distances, accept
 
 
 def test_copies_lists_the_other_places_of_a_text(library) -> None:

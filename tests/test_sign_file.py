@@ -68,6 +68,35 @@ def test_writer_keeps_a_sign_file_covering_every_vector(index):
     assert set(scan.rowids().tolist()) >= set(vectors)
     with DirectoryStore(root) as store:
         assert store.sign_gaps() == {"minilm": 0}
+    _, records = _layout(root)  # rebuilt at the publish (a centre from the first document)
+    keys = _entry_keys(root)
+    assert records["key"].tolist() == [keys.get(i, i) for i in records["rowid"].tolist()]
+
+
+def test_every_write_gives_its_records_their_entries_text_keys(tmp_path):
+    """Documents written whole, vectors added in a second stage, entries rekeyed: each record
+    holds its entry's text key, shared by the copies of a text."""
+    store = VectorStore(tmp_path / "vectors.sqlite")
+    store.ensure_collection("minilm", "test", 384)
+    rng = np.random.default_rng(3)
+
+    def entries(doc: str) -> list[Entry]:
+        return [Entry("chunks", "text", f"{doc}:{n}", doc, 1, f"text {n % 3}") for n in range(6)]
+
+    with store.replacing_documents(["a"], entries("a"), {"minilm": clustered(rng, 6)}):
+        pass
+    with store.replacing_documents(["b"], entries("b"), {}):
+        pass
+    store.add_vectors("b", "minilm", [i for i, _ in store.entries_of("b")], clustered(rng, 6))
+    assert store.rekey("chunks", "a:*", lambda key: key.replace("a:", "c:")) == 6
+    keys = dict(store.con.execute("SELECT id, text_key FROM entries").fetchall())
+    store.close()
+    mapped = sign_file.SignScan.open(store.signs_path("minilm"))._mapped()
+    live = np.isin(mapped.records["rowid"], list(keys))
+    rowids, record_keys = mapped.records["rowid"][live], mapped.keys[live]
+    assert sorted(rowids.tolist()) == sorted(keys)  # b's 6 and the 6 rekeyed from a
+    assert record_keys.tolist() == [keys[i] for i in rowids.tolist()]
+    assert len(set(record_keys.tolist())) == 3
 
 
 def test_hits_are_exact_cosines_and_match_exact_search(index):
@@ -163,15 +192,11 @@ def test_old_chunked_collections_are_copied_into_small_chunks(tmp_path):
 def test_killed_appends_and_stale_records_cost_nothing(index, tmp_path):
     root, vectors = index
     path = sign_file.signs_path(root / "vectors.sqlite", "minilm")
-    copy = tmp_path / "copy"
-    copy.mkdir()
-    for f in root.iterdir():
-        if f.is_file():
-            (copy / f.name).write_bytes(f.read_bytes())
+    copy = _copied(root, tmp_path / "copy")
     copied = sign_file.signs_path(copy / "vectors.sqlite", "minilm")
     # A record for an id with no vector (a rolled-back write), then half a record (a kill).
     writer = sign_file.SignWriter.open(copied)
-    writer.append([10**9], clustered(np.random.default_rng(1), 1))
+    writer.append([10**9], [10**9], clustered(np.random.default_rng(1), 1))
     writer.close()
     with copied.open("ab") as f:
         f.write(b"\1" * 20)
@@ -206,6 +231,8 @@ def test_a_large_collection_is_written_grouped_by_list(listed):
     header, records = _layout(root)
     assert len(header.centroids) == 64 and header.grouped == len(records) == len(vectors)
     assert np.all(np.diff(header.starts) >= 0)
+    keys = _entry_keys(root)
+    assert records["key"].tolist() == [keys[i] for i in records["rowid"].tolist()]
     # Each record stands in the list of its vector's nearest centroid.
     for n in range(len(header.centroids)):
         first, end = header.starts[n], header.starts[n + 1]
@@ -236,11 +263,7 @@ def test_a_filter_too_rare_for_the_lists_scanned_reads_the_whole_file(listed):
 
 def test_vectors_appended_after_a_build_are_searched_in_the_tail_then_regrouped(listed, tmp_path):
     root, vectors = listed
-    copy = tmp_path / "copy"
-    copy.mkdir()
-    for f in root.iterdir():
-        if f.is_file():
-            (copy / f.name).write_bytes(f.read_bytes())
+    copy = _copied(root, tmp_path / "copy")
     before, _ = _layout(copy)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sign_file, "LIST_MIN", 2_048)
@@ -261,6 +284,8 @@ def test_vectors_appended_after_a_build_are_searched_in_the_tail_then_regrouped(
     # The writer's open regrouped the tail it found; the new document is the next tail.
     assert header.grouped == len(vectors) + len(added) and len(records) == len(every)
     assert np.array_equal(header.centroids, before.centroids)  # the lists kept, not trained
+    keys = _entry_keys(copy)  # the keys moved with their records
+    assert records["key"].tolist() == [keys[i] for i in records["rowid"].tolist()]
     for n in range(len(header.centroids)):
         first, end = header.starts[n], header.starts[n + 1]
         members = np.stack([every[i] for i in records["rowid"][first:end].tolist()])
@@ -274,12 +299,109 @@ def test_a_file_of_the_first_layout_is_read_whole_and_rebuilt_with_lists(listed,
     header, records = _layout(root)
     old = tmp_path / "vectors.minilm.signs"
     head = sign_file.MAGIC_1 + np.int64(header.centre_count).tobytes() + header.centre.tobytes()
-    old.write_bytes(head.ljust(sign_file.PAGE, b"\0") + np.asarray(records).tobytes())
+    old.write_bytes(head.ljust(sign_file.PAGE, b"\0") + _without_keys(records).tobytes())
     scan = sign_file.SignScan.open(old)
     query = next(iter(vectors.values()))
-    assert not scan.partial() and len(scan.distances(query)[0]) == len(vectors)
+    rowids, keys, _ = scan.distances(query)
+    assert not scan.partial() and len(rowids) == len(vectors)
+    assert np.array_equal(keys, rowids)  # each entry its own text until migrated
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sign_file, "LIST_MIN", 2_048)
         assert sign_file.needs_build(old, len(vectors))
         current = sign_file.signs_path(root / "vectors.sqlite", "minilm")
         assert not sign_file.needs_build(current, len(vectors))
+
+
+# -- older layouts: read as they are, migrated by the next writer's open -----------------------
+def test_a_file_of_the_second_layout_is_read_as_it_is_and_migrated_by_the_next_writer(
+    listed, tmp_path
+):
+    """Records without keys serve a read-only server as they are; a writer's open rewrites
+    them with their entries' keys (a stale record's: its rowid), keeping the lists."""
+    root, _ = listed
+    copy = _copied(root, tmp_path / "copy")
+    path = sign_file.signs_path(copy / "vectors.sqlite", "minilm")
+    header, records = _layout(root)
+    with_stale = _with_stale(records)
+    head = sign_file._header_bytes(
+        header.centre, header.centre_count, header.centroids, header.starts
+    )
+    path.write_bytes(
+        sign_file.MAGIC_2 + head[len(sign_file.MAGIC) :] + _without_keys(with_stale).tobytes()
+    )
+    assert _searches(copy) == _searches(root)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sign_file, "LIST_MIN", 2_048)
+        patch.setattr(sign_file, "LIST_SIZE", 192)
+        VectorStore(copy / "vectors.sqlite").close()
+    migrated = _assert_migrated(copy, with_stale)
+    assert np.array_equal(migrated.centroids, header.centroids)
+    assert np.array_equal(migrated.starts, header.starts)
+    assert _searches(copy) == _searches(root)
+
+
+def test_a_file_of_the_first_layout_without_lists_is_migrated(index, tmp_path):
+    root, _ = index
+    copy = _copied(root, tmp_path / "copy")
+    path = sign_file.signs_path(copy / "vectors.sqlite", "minilm")
+    header, records = _layout(root)
+    records = _with_stale(records)
+    head = sign_file.MAGIC_1 + np.int64(header.centre_count).tobytes() + header.centre.tobytes()
+    path.write_bytes(head.ljust(sign_file.PAGE, b"\0") + _without_keys(records).tobytes())
+    assert _searches(copy) == _searches(root)
+    VectorStore(copy / "vectors.sqlite").close()  # rewritten, not rebuilt: the stale record kept
+    migrated = _assert_migrated(copy, records)
+    assert not len(migrated.centroids) and np.array_equal(migrated.centre, header.centre)
+    assert _searches(copy) == _searches(root)
+
+
+def _assert_migrated(root: Path, records: np.ndarray) -> sign_file.Header:
+    """The file is of the current layout and holds ``records`` in order, each with its
+    entry's text key (its rowid where the entry is gone); its header."""
+    path = sign_file.signs_path(root / "vectors.sqlite", "minilm")
+    assert path.read_bytes()[: len(sign_file.MAGIC)] == sign_file.MAGIC
+    header, migrated = _layout(root)
+    assert migrated["rowid"].tolist() == records["rowid"].tolist()
+    assert np.array_equal(migrated["bits"], records["bits"])
+    keys = _entry_keys(root)
+    assert migrated["key"].tolist() == [keys.get(i, i) for i in records["rowid"].tolist()]
+    return header
+
+
+def _entry_keys(root: Path) -> dict[int, int]:
+    con = connect(root / "vectors.sqlite", readonly=True)
+    keys = dict(con.execute("SELECT id, text_key FROM entries").fetchall())
+    con.close()
+    return keys
+
+
+def _searches(root: Path) -> list:
+    """Dense hits of a few queries, unfiltered and filtered."""
+    queries = clustered(np.random.default_rng(7), 5, centres=50)
+    with DirectoryStore(root) as store:
+        return [
+            (store.dense("minilm", q, limit=10), store.dense("minilm", q, "e.doc_id != ?", ["d1"]))
+            for q in queries
+        ]
+
+
+def _with_stale(records: np.ndarray) -> np.ndarray:
+    """``records`` and one more, for an entry gone since."""
+    stale = np.array(records[:1])
+    stale["rowid"] = 10**9
+    return np.concatenate([records, stale])
+
+
+def _copied(root: Path, copy: Path) -> Path:
+    copy.mkdir()
+    for f in root.iterdir():
+        if f.is_file():
+            (copy / f.name).write_bytes(f.read_bytes())
+    return copy
+
+
+def _without_keys(records: np.ndarray) -> np.ndarray:
+    """Records as the first two layouts wrote them: rowid and bits, 56 bytes."""
+    old = np.empty(len(records), sign_file.RECORD_2)
+    old["rowid"], old["bits"] = records["rowid"], records["bits"]
+    return old

@@ -29,6 +29,7 @@ from pydantic import Field
 
 from docsym.language.names import normalise_name
 from docsym.language.terms import surface_words
+from docsym.storage.entries import views_sql
 from docsym.storage.schema import NODE_TYPES
 from docsym.storage.store import Store
 from docsym.tools import results
@@ -37,7 +38,6 @@ from docsym.tools.evidence import Target, find_evidence
 from docsym.tools.graph import DocumentGraph, document_graph, personalized_pagerank
 from docsym.tools.question import read_question
 from docsym.tools.results import ToolResult, markdown_table, page_citation, trimmed, with_note
-from docsym.tools.search import views_sql
 from docsym.tools.spec import Arguments, Name, ToolSpec
 from docsym.tools.subtree import (
     SUBTREE,

@@ -17,6 +17,7 @@ from docsym.language.terms import STOPWORDS, search_words
 from docsym.runtime.formats import has_page_images
 from docsym.storage import ids
 from docsym.storage.derived import of_documents
+from docsym.storage.entries import views_sql
 from docsym.storage.schema import POOLED, dense_columns, encodable_columns, table
 from docsym.storage.store import EntryRow, Store
 from docsym.tools.errors import ToolError
@@ -200,9 +201,9 @@ def vector_search(
 
     def ranked(wanted: int) -> list[SearchHit]:
         if vector is None:
-            found = store.fts(query, where, params, wanted)
+            found = store.fts(query, where, params, wanted, views=views)
         else:
-            found = store.dense(collection, vector, where, params, wanted)
+            found = store.dense(collection, vector, where, params, wanted, views=views)
         entries = store.entries([i for i, _ in found])
         hits = [_hit(n, s, entries[i], [collection], size) for n, (i, s) in enumerate(found, 1)]
         # Equal scores (a section of one chunk has its chunk's vector) in the order of their
@@ -231,13 +232,13 @@ def hybrid_search(
         _views(t, c)
     where, params = _where(chosen, filter)
     # BM25 in another thread, beside the question's encoding and the dense search.
-    bm25 = in_background(store.fts, query, where, params, CANDIDATES)
+    bm25 = in_background(store.fts, query, where, params, CANDIDATES, True, chosen)
     dense: list[tuple[int, float]] = []
     similarity: dict[int, float] = {}
     entries: dict[int, EntryRow] = {}
     if dense_collection in store.collections():
         vector = store.encoder_for(dense_collection).encode_question(query)
-        dense = store.dense(dense_collection, vector, where, params, CANDIDATES)
+        dense = store.dense(dense_collection, vector, where, params, CANDIDATES, views=chosen)
         # BM25 usually takes longer: read the dense candidates for fusion meanwhile.
         entries = store.entries([i for i, _ in dense])
         prepare(entries.values())
@@ -418,12 +419,6 @@ def _with_vectors(views: list[tuple[str, str]], collection: str) -> list[tuple[s
             f"{better}collection='bm25' for this view, or hybrid_search"
         )
     return kept
-
-
-def views_sql(views: list[tuple[str, str]]) -> tuple[str, list]:
-    """SQL over the entries table (alias ``e``) selecting the given (table, column) views."""
-    sql = " OR ".join("(e.table_name = ? AND e.column_name = ?)" for _ in views)
-    return f"({sql})", [v for pair in views for v in pair]
 
 
 def _where(views: list[tuple[str, str]], filter_text: str) -> tuple[str, list]:

@@ -11,10 +11,14 @@ enter the top k. Otherwise the rows holding only common words are scored as well
 lists merged. Either way the answer is the full query's, ties broken by rowid.
 
 Given a searcher of the directory store's keyword index (``keyword_index.py``), the
-rows come from it instead: tantivy's best rows (its clauses weighted by FTS5's idf), those the
-caller's filter keeps, scored here with FTS5's own formula from FTS5's row count and token total,
-so the scores are FTS5's. Taking the best 2 x k of tantivy's order as candidates gave the same top
-100 as FTS5 for all 81 dev and held-out questions on a 1,000-paper library (with k, 80 of 81).
+rows come from it instead: tantivy's best texts (its clauses weighted by FTS5's idf), each
+stood for by the first of its rows that the caller's filter keeps, scored here with FTS5's own
+formula. The index holds each distinct text once, and its statistics count texts: a word's n
+and the N of its idf are the distinct texts holding it and in all, so the scores are FTS5's
+wherever no text repeats, and a library's copies of a text do not make its words look common.
+Taking the best 2 x k of tantivy's order as candidates gave the same top 100 as FTS5 for all 81
+dev and held-out questions on a 1,000-paper library (with k, 80 of 81). A filter that passes
+only a few rows (a paper or two) has them scored whole instead, with the same statistics.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import apsw
 
@@ -35,11 +41,11 @@ from docsym.storage.entries import BM25, K1, B, read_next
 RARE_SHARE = 0.2
 _ROW_COUNT = "docsym_bm25_rows"  # an FTS5 function: the rows bm25() counts as N
 _TOKEN_COUNT = "docsym_bm25_tokens"  # an FTS5 function: the tokens of all rows (avgdl * N)
-# Keyword-index candidates: WANT x k (at least LEAST) distinct texts that the filter keeps, read
-# from the first FIRST of tantivy's order, then more (as many as the yield says, at most GROWTH
-# times more) while too few pass. When MOST pass too few rows, the filter is rare enough for
-# FTS5; when they pass many rows but too few texts, copies filled them and the texts found do.
-WANT, LEAST, FIRST, GROWTH, MOST = 2, 100, 400, 8, 30_000
+# Keyword-index candidates: WANT x k (at least LEAST) texts that the filter keeps, read from the
+# first FIRST of tantivy's order, then more (as many as the yield says, at most GROWTH times
+# more) while too few pass. When the first MOST texts pass too few, FTS5 reads the filter's rows.
+# A filter passing at most FEW rows has them scored whole (2,000 rows: ~20 ms).
+WANT, LEAST, FIRST, GROWTH, MOST, FEW = 2, 100, 400, 8, 30_000, 2_000
 
 
 class Bm25Search:
@@ -66,18 +72,20 @@ class Bm25Search:
         limit: int,
         keywords: keyword_index.Searcher | None = None,
         per_text: bool = True,
+        views: Sequence[tuple[str, str]] | None = None,
     ) -> list[tuple[int, float]]:
         """[(rowid, score)] of the ``limit`` best rows holding any of ``words`` and matching
         ``where`` (SQL over ``entries e``), best first; score = -bm25, higher is better. With
         ``per_text``, the best row of each text key only (copies score the same).
-        ``keywords``: a keyword-index searcher holding the rows ``where`` can see."""
+        ``keywords``: a keyword-index searcher holding the rows ``where`` can see; ``views``:
+        the views ``where`` admits, if known (the index then reads only their texts)."""
         if not words:
             return []
-        key = self._key if per_text else "id"
         if keywords is not None:
-            found = self._from_keywords(keywords, words, where, params, limit, key)
+            found = self._from_keywords(keywords, words, where, params, limit, per_text, views)
             if found is not None:
                 return found
+        key = self._key if per_text else "id"
         match = _match(words)
         rare, bound = self._split(words)
         if not rare or len(rare) == len(words):
@@ -110,52 +118,82 @@ class Bm25Search:
         where: str,
         params: list,
         limit: int,
-        key: str,
+        per_text: bool,
+        views: Sequence[tuple[str, str]] | None,
     ) -> list[tuple[int, float]] | None:
-        """``search`` from the keyword index's candidates; None where the filter is too rare."""
+        """``search`` from the keyword index's candidates; None where the filter is too rare
+        among the best texts (FTS5 answers)."""
         phrases = [phrase for phrase in map(self._query_tokens, words) if phrase]
         self._check_version()
         rows, tokens = self._totals()
-        if not phrases or not rows:
+        texts = keywords.num_docs
+        if not phrases or not rows or not texts:
             return []
-        idf = [_idf(keyword_index.rows_holding(keywords, phrase), rows) for phrase in phrases]
-        query = keyword_index.weighted_query(keywords, phrases, idf)
+        held = [keyword_index.texts_holding(keywords, phrase) for phrase in phrases]
+        scoring = _Scoring(phrases, [_idf(n, texts) for n in held], tokens / rows)
+        few = self._few(where, params, per_text)
+        if few is not None:  # a paper or two: their rows scored whole
+            return self._best(few, scoring, limit)
+        query = keyword_index.weighted_query(keywords, phrases, scoring.idf, views)
         want, size = max(WANT * limit, LEAST), FIRST
         while True:
-            ids = keyword_index.best_ids(keywords, query, size)
-            passing, passed = self._passing(ids, where, params, key)
-            if len(passing) >= want or len(ids) < size:
+            keys = keyword_index.best_keys(keywords, query, size)
+            passing, passed = self._passing(keys, where, params, per_text, want)
+            if len(passing) >= want or len(keys) < size:
                 break
-            if size >= MOST and passed < want:  # a rare filter: FTS5 reads its rows
+            if size >= MOST:  # a filter rare among the best texts: FTS5 reads its rows
                 return None
-            if size >= MOST:  # copies fill the candidates: the texts found are all there are
-                break
-            # A rare filter, or many copies of the best texts: read on, sized by the yield.
-            size = min(read_next(size, len(passing), want, GROWTH), MOST)
-        length = tokens / rows  # FTS5's avgdl
-        scored = [
-            (entry_id, self._score(phrases, idf, text, length))
-            for entry_id, text in self._texts(passing[:want])
-        ]
-        return sorted(scored, key=lambda hit: (-hit[1], hit[0]))[:limit]
+            size = min(read_next(size, passed, want, GROWTH), MOST)
+        return self._best(passing[:want], scoring, limit)
+
+    def _few(self, where: str, params: list, per_text: bool) -> list[int] | None:
+        """The keyword rows ``where`` keeps, the first of each text key with ``per_text``, if
+        it keeps at most FEW; None otherwise (read no further than that)."""
+        sql = (
+            f"SELECT e.id, e.{self._key} FROM entries e JOIN {BM25}_docsize AS d ON d.id = e.id "
+            f"WHERE {where} LIMIT {FEW + 1}"
+        )
+        found = self.con.execute(sql, params).fetchall()
+        if len(found) > FEW:
+            return None
+        if not per_text:
+            return [entry_id for entry_id, _ in found]
+        first: dict[int, int] = {}
+        for entry_id, key in sorted(found):
+            first.setdefault(key, entry_id)
+        return list(first.values())
 
     def _passing(
-        self, ids: list[int], where: str, params: list, key: str
+        self, keys: list[int], where: str, params: list, per_text: bool, most: int
     ) -> tuple[list[int], int]:
-        """The ``ids`` matching ``where``, in their order, the first of each ``key`` only (a
-        text key: the others' texts, and scores, are the same), and how many matched. Texts
-        are read afterwards, for the few kept: a library's copies can make these thousands."""
-        # CROSS JOIN: each id looked up, rather than entries scanned by the filter's index.
+        """The rows standing for ``keys`` (in their order) that ``where`` keeps: the first of
+        each key with ``per_text``, else all of them (at most ``most``); and how many keys had
+        one. Each key's rows are read through its index, in id order, until one passes."""
+        found = json.dumps(keys)
+        if per_text:
+            first = (
+                f"SELECT e.id FROM entries e INDEXED BY entries_text_key "
+                f"WHERE e.text_key = j.value AND ({where}) ORDER BY e.id LIMIT 1"
+            )
+            sql = f"SELECT ({first}) FROM json_each(?) AS j ORDER BY j.key"
+            rows = self.con.execute(sql, [*params, found])  # the subquery's marks come first
+            ids = [entry_id for (entry_id,) in rows if entry_id is not None]
+            return ids, len(ids)
         sql = (
-            f"SELECT e.id, e.{key} FROM json_each(?) AS j "
-            f"CROSS JOIN entries e {self._lookup} ON e.id = j.value WHERE {where} ORDER BY j.key"
+            "SELECT e.id, j.key FROM json_each(?) AS j CROSS JOIN entries e INDEXED BY "
+            f"entries_text_key ON e.text_key = j.value WHERE {where} ORDER BY j.key, e.id "
+            f"LIMIT {int(most)}"
         )
-        first: dict[int, int] = {}
-        passed = 0
-        for entry_id, text_key in self.con.execute(sql, [json.dumps(ids), *params]):
-            first.setdefault(text_key, entry_id)
-            passed += 1
-        return list(first.values()), passed
+        rows = self.con.execute(sql, [found, *params]).fetchall()
+        return [entry_id for entry_id, _ in rows], len({at for _, at in rows})
+
+    def _best(self, ids: list[int], scoring: _Scoring, limit: int) -> list[tuple[int, float]]:
+        """The ``limit`` best of ``ids`` by their texts' scores (those holding none left out),
+        ties by id."""
+        scored = [(i, self._score(scoring, text)) for i, text in self._texts(ids)]
+        return sorted((hit for hit in scored if hit[1] > 0), key=lambda hit: (-hit[1], hit[0]))[
+            :limit
+        ]
 
     def _texts(self, ids: list[int]) -> list[tuple[int, str]]:
         """(id, text) of ``ids``, in their order."""
@@ -165,13 +203,13 @@ class Bm25Search:
         )
         return list(self.con.execute(sql, [json.dumps(ids)]))
 
-    def _score(self, phrases: list[list[str]], idf: list[float], text: str, avgdl: float) -> float:
+    def _score(self, scoring: _Scoring, text: str) -> float:
         """FTS5's bm25() of one row, positive: each phrase's idf times its saturated count."""
         tokens = self._row_tokens(text)
         counts = Counter(tokens)
-        norm = K1 * (1 - B + B * len(tokens) / avgdl)
+        norm = K1 * (1 - B + B * len(tokens) / scoring.avgdl)
         score = 0.0
-        for phrase, weight in zip(phrases, idf, strict=True):
+        for phrase, weight in zip(scoring.phrases, scoring.idf, strict=True):
             found = counts[phrase[0]] if len(phrase) == 1 else _occurrences(tokens, phrase)
             if found:
                 score += weight * found * (K1 + 1) / (found + norm)
@@ -233,6 +271,16 @@ class Bm25Search:
         return self._totals_read
 
 
+@dataclass(frozen=True)
+class _Scoring:
+    """What BM25 scores a row with: the query's phrases (as tokens), each one's idf, and the
+    average row length."""
+
+    phrases: list[list[str]]
+    idf: list[float]
+    avgdl: float
+
+
 def _match(words: list[str]) -> str:
     """An FTS5 OR query of the words, each quoted so no query syntax reaches MATCH."""
     return " OR ".join(f'"{word}"' for word in words)
@@ -245,6 +293,9 @@ def _occurrences(tokens: list[str], phrase: list[str]) -> int:
 
 
 def _idf(holding: int, rows: int) -> float:
-    """FTS5's idf: log((N - n + 0.5) / (n + 0.5)), and 1e-6 where that is not positive."""
+    """FTS5's idf: log((N - n + 0.5) / (n + 0.5)), and 1e-6 where that is not positive. The
+    keyword index's n counts deleted texts until tantivy merges them, its N does not: n is at
+    most N."""
+    holding = min(holding, rows)
     idf = math.log((rows - holding + 0.5) / (holding + 0.5))
     return idf if idf > 0 else 1e-6

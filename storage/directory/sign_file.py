@@ -4,17 +4,17 @@ Dense search scans sign bits first (Hamming distance to the query's bits) and re
 nearest few hundred from the float vectors of the sqlite-vec table, the store of record. Kept
 in RAM, as ``vector_index.py`` does, the float vectors cost every server 1.5 KB a vector
 and a reload of the whole collection after each publish. Here the bits (48 bytes a vector, with
-its rowid: 56) live in ``vectors.<collection>.signs``, which the indexer appends to as it writes
-vectors and every server maps: the pages are the kernel's, shared by all servers, and a publish
-costs a reader only mapping the new tail.
+its rowid and its entry's text key: 64) live in ``vectors.<collection>.signs``, which the
+indexer appends to as it writes vectors and every server maps: the pages are the kernel's,
+shared by all servers, and a publish costs a reader only mapping the new tail.
 
 The file is a cache of the vec0 table and may hold more than it: records appended in a
 transaction that rolled back, or for rowids deleted since (a retired entry, an id reused). A
 reader therefore checks every candidate against ``entries`` and reads its float vector from
 vec0; a stale record only costs a candidate. What the file must not do is lack a vector: the
 indexer appends inside the transaction writing the vector, and ``sync`` (at every writer open)
-appends what a killed run left out, or rebuilds the file when it is missing, mostly stale, or
-its centre was taken from too few vectors.
+appends what a killed run left out, rewrites a file of an older layout, or rebuilds the file
+when it is missing, mostly stale, or its centre was taken from too few vectors.
 
 A large collection's file is partitioned (an inverted file): at a build, k-means over a sample
 of the vectors gives the lists' centroids, and the records are written grouped by their nearest
@@ -23,17 +23,26 @@ centroid, each list contiguous. A search scans the lists nearest the question un
 for those lists to hold enough of its ids falls back to the whole file (``sign_search.py``). A
 collection under ``LIST_MIN`` vectors has no lists: the whole file is scanned.
 
+Each record carries its entry's text key (``entries.text_key``: copies of a text in different
+documents share it, and their vectors): a search collapses the copies in numpy and looks up one
+entry per text instead of every copy (``sign_search.py``). A key is written with its record and
+never changes (an entry's text does not); a record whose entry is gone is stale whatever its key.
+
 Layout: a header of whole 4096-byte pages (``MAGIC``; the number of vectors the centre was taken
 from; the number of lists; the number of records written grouped; the header's size; the
 centre: 384 float32; the centroids: lists x 384 float32; each list's first record and the end of
-the last: lists + 1 int64), then fixed records of (rowid int64, 6 uint64 words of sign bits).
-A file of the first layout (``MAGIC_1``: the centre only, in 4096 bytes) reads as one without
-lists and is rebuilt once its collection passes ``LIST_MIN``.
+the last: lists + 1 int64), then fixed 64-byte records of (rowid int64, text key int64, 6 uint64
+words of sign bits). Older layouts are read as they are, each record's key read as its rowid
+(each entry its own text), and rewritten by the next writer's open (``migrate``): the second
+(``MAGIC_2``) has the same header and 56-byte records without the key; the first (``MAGIC_1``:
+the centre only, in 4096 bytes, and 56-byte records) reads as one without lists, and is rebuilt
+instead once its collection passes ``LIST_MIN``.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -44,10 +53,12 @@ import numpy as np
 
 DIM = 384
 WORDS = DIM // 64
-MAGIC = b"docsym-signs-2\n\0"
+MAGIC = b"docsym-signs-3\n\0"
+MAGIC_2 = b"docsym-signs-2\n\0"
 MAGIC_1 = b"docsym-signs-1\n\0"
 PAGE = 4096
-RECORD = np.dtype([("rowid", "<i8"), ("bits", "<u8", (WORDS,))])
+RECORD = np.dtype([("rowid", "<i8"), ("key", "<i8"), ("bits", "<u8", (WORDS,))])
+RECORD_2 = np.dtype([("rowid", "<i8"), ("bits", "<u8", (WORDS,))])  # layouts 1 and 2: no key
 # Rows per block of the Hamming scan: small enough that its temporary arrays stay in the CPU's
 # cache (760k records: 14 ms a scan in blocks of 8,192, 29 ms in blocks of 262,144).
 SCAN_ROWS = 8_192
@@ -92,6 +103,12 @@ class Header:
     centroids: np.ndarray  # (lists, DIM) float32, unit length; (0, DIM) without lists
     starts: np.ndarray  # (lists + 1,) int64: list i is records [starts[i], starts[i + 1])
     size: int  # bytes before the first record
+    layout: int = 3  # 1 or 2: records without keys, read as they are until a writer migrates
+
+    @property
+    def record(self) -> np.dtype:
+        """The dtype of this file's records."""
+        return RECORD if self.layout == 3 else RECORD_2
 
     @property
     def grouped(self) -> int:
@@ -123,16 +140,18 @@ def _without_lists(centre: np.ndarray, centre_count: int) -> bytes:
 
 
 def _read_header(path: Path) -> Header | None:
-    """The header, or None for a file that is not a sign file of either layout."""
+    """The header, or None for a file that is not a sign file of any layout."""
     try:
         with path.open("rb") as f:
             head = f.read(PAGE)
             if head.startswith(MAGIC_1) and len(head) == PAGE:
                 count = int(np.frombuffer(head, "<i8", 1, len(MAGIC_1))[0])
                 centre = np.frombuffer(head, "<f4", DIM, len(MAGIC_1) + 8).copy()
-                return Header(centre, count, np.empty((0, DIM), np.float32), np.zeros(1), PAGE)
-            if len(head) < PAGE or not head.startswith(MAGIC):
+                no_lists = np.empty((0, DIM), np.float32)
+                return Header(centre, count, no_lists, np.zeros(1), PAGE, layout=1)
+            if len(head) < PAGE or not head.startswith((MAGIC, MAGIC_2)):
                 return None
+            layout = 3 if head.startswith(MAGIC) else 2  # the same header in both
             count, lists, _, size = np.frombuffer(head, "<i8", 4, len(MAGIC)).tolist()
             head += f.read(size - PAGE)
     except FileNotFoundError:
@@ -143,11 +162,12 @@ def _read_header(path: Path) -> Header | None:
     centre = np.frombuffer(head, "<f4", DIM, at).copy()
     centroids = np.frombuffer(head, "<f4", lists * DIM, at + 4 * DIM).reshape(lists, DIM).copy()
     starts = np.frombuffer(head, "<i8", lists + 1, at + 4 * DIM * (1 + lists)).copy()
-    return Header(centre, count, centroids, starts if lists else np.zeros(1, np.int64), size)
+    starts = starts if lists else np.zeros(1, np.int64)
+    return Header(centre, count, centroids, starts, size, layout)
 
 
 def _record_count(header: Header, size: int) -> int:
-    return max(0, size - header.size) // RECORD.itemsize
+    return max(0, size - header.size) // header.record.itemsize
 
 
 # -- writing (the indexer) ------------------------------------------------------------------
@@ -168,9 +188,13 @@ class SignWriter:
 
     @classmethod
     def open(cls, path: Path) -> SignWriter | None:
-        """None for a missing file, or one whose centre came from no vectors at all."""
+        """None for a missing file, one whose centre came from no vectors at all, or one of an
+        older layout: ``sync`` migrates those at a writer's open, so one still here held only
+        stale records then (no vectors to migrate for) and is replaced."""
         header = _read_header(path)
-        return None if header is None or header.centre_count == 0 else cls(path, header)
+        if header is None or header.centre_count == 0 or header.layout != 3:
+            return None
+        return cls(path, header)
 
     @classmethod
     def create(cls, path: Path, vectors: np.ndarray) -> SignWriter:
@@ -182,19 +206,51 @@ class SignWriter:
         os.replace(aside, path)
         return cls(path, _read_header(path))
 
-    def append(self, rowids: np.ndarray | list[int], vectors: np.ndarray) -> None:
-        self._file.write(_records(rowids, vectors, self.centre).tobytes())
+    def append(
+        self, rowids: np.ndarray | list[int], keys: np.ndarray | list[int], vectors: np.ndarray
+    ) -> None:
+        """Records of ``rowids`` with their entries' text ``keys`` and ``vectors``' bits."""
+        self._file.write(_records(rowids, keys, vectors, self.centre).tobytes())
         self._file.flush()  # readers map what the kernel has; no fsync: a lost tail is re-synced
 
     def close(self) -> None:
         self._file.close()
 
 
-def _records(rowids: np.ndarray | list[int], vectors: np.ndarray, centre: np.ndarray) -> np.ndarray:
+def _records(
+    rowids: np.ndarray | list[int],
+    keys: np.ndarray | list[int],
+    vectors: np.ndarray,
+    centre: np.ndarray,
+) -> np.ndarray:
     records = np.empty(len(rowids), RECORD)
     records["rowid"] = rowids
+    records["key"] = keys
     records["bits"] = sign_bits(vectors, centre)
     return records
+
+
+def text_keys(con: apsw.Connection, rowids: np.ndarray) -> np.ndarray:
+    """The text key of each rowid's entry, in order: the rowid itself for an entry written
+    before keys (NULL) or gone (a stale record, which readers reject whatever its key). One
+    lookup by id each, in id order."""
+    rowids = np.asarray(rowids, np.int64)
+    asked = json.dumps(np.unique(rowids).tolist())
+    # CROSS JOIN fixes the order: each id looked up, not entries scanned (as store.py's
+    # _matching does).
+    found = con.execute(
+        "SELECT e.id, coalesce(e.text_key, e.id) FROM json_each(?) AS j "
+        "CROSS JOIN entries e ON e.id = j.value",
+        (asked,),
+    ).fetchall()
+    rows = np.array(found, np.int64).reshape(-1, 2)
+    rows = rows[np.argsort(rows[:, 0], kind="stable")]
+    keys = rowids.copy()
+    if len(rows):
+        slots = np.minimum(np.searchsorted(rows[:, 0], rowids), len(rows) - 1)
+        hit = rows[slots, 0] == rowids
+        keys[hit] = rows[slots[hit], 1]
+    return keys
 
 
 def build(path: Path, con: apsw.Connection, table: str) -> None:
@@ -234,7 +290,7 @@ def _write_plain(
     with aside.open("wb") as f:
         f.write(_without_lists(centre, count))
         for rowids, vectors in _vec0_batches(con, table):
-            f.write(_records(rowids, vectors, centre).tobytes())
+            f.write(_records(rowids, text_keys(con, rowids), vectors, centre).tobytes())
 
 
 def _write_grouped(
@@ -246,8 +302,8 @@ def _write_grouped(
     table: str,
 ) -> None:
     """Every record, grouped by its nearest centroid. The records are held in memory to be
-    ordered, rather than the floats read twice more: 56 bytes a vector and 2 for its list, filled
-    in place (at 7.6M vectors, ~440 MB and the order's 61 MB)."""
+    ordered, rather than the floats read twice more: 64 bytes a vector and 2 for its list, filled
+    in place (at 7.6M vectors, ~490 MB and the order's 61 MB)."""
     records = np.empty(count, RECORD)
     nearest = np.empty(count, np.int16)  # MAX_LISTS fits
     filled = 0
@@ -255,7 +311,7 @@ def _write_grouped(
         end = filled + len(rowids)
         if end > count:  # more vectors than counted: the one writer's build never sees this
             raise RuntimeError(f"{table} grew while its sign file was built")
-        records[filled:end] = _records(rowids, vectors, centre)
+        records[filled:end] = _records(rowids, text_keys(con, rowids), vectors, centre)
         nearest[filled:end] = nearest_lists(vectors, centroids, 1)[:, 0]
         filled = end
     records, nearest = records[:filled], nearest[:filled]
@@ -309,7 +365,9 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
 def regroup(path: Path, con: apsw.Connection, table: str) -> None:
     """Move the tail appended since the last build into the lists its vectors are nearest,
     keeping the centre and the centroids: only the tail's vectors are read (a build reads every
-    vector twice and trains the lists again). A tail record without a vector is dropped."""
+    vector twice and trains the lists again). A tail record without a vector is dropped. Records
+    are copied whole, keys with them: a file of the current layout (``refresh`` migrates
+    first)."""
     header = _read_header(path)
     records = np.fromfile(path, RECORD, offset=header.size)
     grouped, tail = records[: header.grouped], records[header.grouped :]
@@ -336,14 +394,47 @@ def regroup(path: Path, con: apsw.Connection, table: str) -> None:
 
 
 def refresh(path: Path, con: apsw.Connection, table: str, live: int) -> str:
-    """Rebuild or regroup the file where it needs it: 'built', 'regrouped' or 'current'."""
+    """Rebuild, migrate or regroup the file where it needs it: 'built', 'migrated',
+    'regrouped' or 'current'."""
     if needs_build(path, live):
         build(path, con, table)
         return "built"
+    done = "current"
+    if needs_migration(path):
+        migrate(path, con)
+        done = "migrated"
     if needs_regroup(path):
         regroup(path, con, table)
-        return "regrouped"
-    return "current"
+        done = "regrouped"
+    return done
+
+
+def needs_migration(path: Path) -> bool:
+    """Whether the file is of an older layout (records without text keys)."""
+    header = _read_header(path)
+    return header is not None and header.layout != 3
+
+
+def migrate(path: Path, con: apsw.Connection) -> None:
+    """Rewrite a file of an older layout as the current one, in place of a rebuild (which
+    reads every float vector twice and trains the lists again): the same header, and every
+    record in its place, given its entry's text key (``text_keys``), READ_ROWS at a time.
+    Written aside and renamed over, as a build is."""
+    header = _read_header(path)
+    count = _record_count(header, path.stat().st_size)  # a record cut short is dropped
+    old = np.memmap(path, header.record, "r", header.size, (count,)) if count else None
+    aside = path.with_name(path.name + ".building")
+    with aside.open("wb") as f:
+        f.write(_header_bytes(header.centre, header.centre_count, header.centroids, header.starts))
+        for at in range(0, count, READ_ROWS):
+            batch = old[at : at + READ_ROWS]
+            records = np.empty(len(batch), RECORD)
+            records["rowid"] = batch["rowid"]
+            records["key"] = text_keys(con, batch["rowid"])
+            records["bits"] = batch["bits"]
+            f.write(records.tobytes())
+    del old  # the old file's mapping, before it is replaced
+    os.replace(aside, path)
 
 
 def _vec0_batches(con: apsw.Connection, table: str) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -387,7 +478,8 @@ def needs_regroup(path: Path) -> bool:
 
 
 def sync(path: Path, con: apsw.Connection, table: str) -> str:
-    """Make the sign file cover every vector of ``table``: 'built', 'appended' or 'current'."""
+    """Make the sign file cover every vector of ``table``, in the current layout: 'built',
+    'migrated', 'regrouped', 'appended' or 'current'."""
     live = vec0_rowids(con, table)
     if not len(live):
         return "current"  # nothing to cover: the first vectors written create the file
@@ -403,7 +495,7 @@ def sync(path: Path, con: apsw.Connection, table: str) -> str:
         for start in range(0, len(missing), READ_ROWS):
             ids = missing[start : start + READ_ROWS]
             found_ids, vectors = float_vectors(con, table, ids)
-            writer.append(found_ids, vectors)
+            writer.append(found_ids, text_keys(con, found_ids), vectors)
     finally:
         writer.close()
     return "appended"
@@ -428,7 +520,8 @@ def float_vectors(
 class _Mapping:
     identity: tuple[int, int, int]  # inode, device, size when mapped
     header: Header
-    records: np.ndarray  # a memmap of RECORD
+    records: np.ndarray  # a memmap of the header's record dtype
+    keys: np.ndarray  # each record's text key; its rowid in a file of an older layout
 
 
 class SignScan:
@@ -455,24 +548,28 @@ class SignScan:
                 return None
             count = _record_count(header, st.st_size)
             records = (
-                np.memmap(self.path, RECORD, "r", header.size, (count,))
+                np.memmap(self.path, header.record, "r", header.size, (count,))
                 if count
-                else np.empty(0, RECORD)
+                else np.empty(0, header.record)
             )
-            self._mapping = _Mapping(identity, header, records)
+            keys = records["key"] if header.layout == 3 else records["rowid"]
+            self._mapping = _Mapping(identity, header, records, keys)
         return self._mapping
 
     def rowids(self) -> np.ndarray:
         mapped = self._mapped()
         return np.empty(0, np.int64) if mapped is None else np.asarray(mapped.records["rowid"])
 
-    def distances(self, query: np.ndarray, whole: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """(rowids, Hamming distance of each record's bits to the query's): of the records in
-        the lists nearest the query and the tail, or of every record when the file has no lists
-        or ``whole`` is asked for. In file order."""
+    def distances(
+        self, query: np.ndarray, whole: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rowids, text keys, Hamming distance of each record's bits to the query's): of the
+        records in the lists nearest the query and the tail, or of every record when the file
+        has no lists or ``whole`` is asked for. In file order."""
         mapped = self._mapped()
         if mapped is None or not len(mapped.records):
-            return np.empty(0, np.int64), np.empty(0, np.uint16)
+            empty = np.empty(0, np.int64)
+            return empty, empty, np.empty(0, np.uint16)
         records, header = mapped.records, mapped.header
         query_bits = sign_bits(query[None, :], header.centre)[0]
         ranges = [(0, len(records))] if whole else _probed(header, query, len(records))
@@ -483,15 +580,20 @@ class SignScan:
                 block = records["bits"][start : min(start + SCAN_ROWS, end)]
                 out[at : at + len(block)] = _hamming(block, query_bits)
                 at += len(block)
-        if len(ranges) == 1:  # the whole file: its rowids as mapped, not copied
+        rowids, keys = records["rowid"], mapped.keys
+        if len(ranges) == 1:  # one range: its rowids and keys as mapped, not copied
             first, end = ranges[0]
-            return records["rowid"][first:end], out
-        return np.concatenate([records["rowid"][first:end] for first, end in ranges]), out
+            return rowids[first:end], keys[first:end], out
+        return _joined(rowids, ranges), _joined(keys, ranges), out
 
     def partial(self) -> bool:
         """Whether ``distances`` scans only part of the file."""
         mapped = self._mapped()
         return mapped is not None and len(mapped.header.centroids) > 0
+
+
+def _joined(column: np.ndarray, ranges: list[tuple[int, int]]) -> np.ndarray:
+    return np.concatenate([column[first:end] for first, end in ranges])
 
 
 def _probed(header: Header, query: np.ndarray, records: int) -> list[tuple[int, int]]:

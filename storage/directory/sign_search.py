@@ -7,10 +7,15 @@ only the nearest of them counts, so the candidates are ``want`` distinct texts h
 copies a library holds of each.
 Candidates are taken from the records the file's lists nearest the question hold (all records
 of a file without lists; all of them too when those hold too few that pass), nearest first in
-widening rings of Hamming distance until enough pass ``accept``: an unfiltered search checks
-about ``want`` ids, a filter matching a tenth of the entries about ten times as many. The
-``want`` nearest that pass are re-scored from their float vectors, so every score returned is the
-exact cosine.
+widening rings of Hamming distance until ``want`` texts pass ``accept``. The file keeps each
+record's text key, so a ring's copies collapse in numpy before any lookup: ``accept`` checks
+the nearest record of each text not yet found, and only for a text whose record it rejected (a
+stale record, or a filter that passes another copy) that ring's other copies of it. An
+unfiltered search checks about ``want`` ids however many copies there are, a filter matching a
+tenth of the texts about ten times as many and their copies too (a filter on documents passes
+some copies of a text and not others; the search cannot tell it from one on views, which passes
+all or none). The ``want`` nearest that pass are re-scored from their float vectors, so every
+score returned is the exact cosine.
 """
 
 from __future__ import annotations
@@ -25,15 +30,19 @@ from docsym.storage.entries import read_next
 # Hamming candidates re-scored exactly: a floor, and a multiple of k for large k.
 MIN_CANDIDATES = 400
 CANDIDATES_PER_K = 4
-# Each ring checks at most this many times more ids than the last. Past MAX_CHECKED ids, a
-# filter that passed fewer than wanted is rare enough that reading all its ids
-# (``accept(None)``) is cheaper than checking more; one that passed more had its rings filled by
-# copies of a few texts, and the search keeps the distinct texts found (fewer than wanted).
+# Each ring holds at most this many times more records than the last. Past MAX_CHECKED ids
+# looked up (records a ring's copies collapsed cost none), a filter that passed fewer than wanted
+# is rare enough that reading all its ids (``accept(None)``) is cheaper than checking more; one
+# that passed more had its lookups taken by copies of texts it rejected, and the search keeps
+# the distinct texts found (fewer than wanted).
 RING_GROWTH = 8
 MAX_CHECKED = 200_000
 
 # (ids, text keys) of the visible entries the filter matches among some ids (all when None).
 Accept = Callable[[np.ndarray | None], tuple[np.ndarray, np.ndarray]]
+# (ids, text keys) of the entries among some ids whose view the filter does not admit: it
+# rejects every copy of their texts.
+Outside = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 Floats = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
@@ -46,20 +55,36 @@ def normalised(vector: np.ndarray) -> np.ndarray:
 
 
 def search(
-    scan: SignScan, query: np.ndarray, k: int, accept: Accept, floats: Floats
+    scan: SignScan,
+    query: np.ndarray,
+    k: int,
+    accept: Accept,
+    floats: Floats,
+    per_text: bool = True,
+    outside: Outside | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k (rowids, cosine) among the accepted entries, best first."""
+    """Top-k (rowids, cosine) among the accepted entries, best first. With ``per_text``, one
+    entry per text key; without, each entry is its own text (``accept`` keys them by id), and
+    the file's keys are not read."""
     query = normalised(query)
     if k <= 0:
         return np.empty(0, np.int64), np.empty(0, np.float32)
     want = max(MIN_CANDIDATES, CANDIDATES_PER_K * k)
-    rowids, distances = scan.distances(query)
-    candidates = _nearest_accepted(rowids, distances, want, accept)
+    checks = (accept, outside)
+    candidates = _nearest_accepted(*_scanned(scan, query, False, per_text), want, *checks)
     if len(candidates) < want and scan.partial():
         # A filter too rare for the lists scanned to hold enough of its ids: the whole file.
-        rowids, distances = scan.distances(query, whole=True)
-        candidates = _nearest_accepted(rowids, distances, want, accept)
+        candidates = _nearest_accepted(*_scanned(scan, query, True, per_text), want, *checks)
     return exact_top_k(query, k, *floats(candidates))
+
+
+def _scanned(
+    scan: SignScan, query: np.ndarray, whole: bool, per_text: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rowids, keys, distances) of the records scanned; without ``per_text``, the rowids are
+    the keys."""
+    rowids, keys, distances = scan.distances(query, whole)
+    return rowids, keys if per_text else rowids, distances
 
 
 def exact_top_k(
@@ -75,36 +100,89 @@ def exact_top_k(
 
 
 def _nearest_accepted(
-    rowids: np.ndarray, distances: np.ndarray, want: int, accept: Accept
+    rowids: np.ndarray,
+    keys: np.ndarray,
+    distances: np.ndarray,
+    want: int,
+    accept: Accept,
+    outside: Outside | None = None,
 ) -> np.ndarray:
     """Up to ``want`` accepted ids of distinct texts, nearest first, read ring by ring of
-    Hamming distance."""
+    Hamming distance. ``keys`` are the records' text keys as the file has them; the keys that
+    count are those ``accept`` returns. They differ only for a stale record of a reused id (its
+    old vector's bits under its old text's key): looked up, it counts for its entry's text, at
+    its old place, as when every record was looked up; once its old text is found, it is not
+    looked up, and the entry stands where its own record does."""
     cumulative = np.cumsum(np.bincount(distances, minlength=DIM + 1))
     passed: list[np.ndarray] = []
     passed_keys: list[np.ndarray] = []
-    found, checked, below, target = 0, 0, -1, 2 * want
-    while found < want and below < DIM:
-        if checked > MAX_CHECKED and sum(map(len, passed)) < want:
+    found = np.empty(0, np.int64)  # the distinct keys accepted, sorted
+    checked, looked_up, accepted, below, target = 0, 0, 0, -1, 2 * want
+    while len(found) < want and below < DIM:
+        if looked_up > MAX_CHECKED and accepted < want:
             # A rare filter: take its ids whole instead.
             return _nearest_of(rowids, distances, accept(None), want)
-        if checked > MAX_CHECKED:  # copies fill the rings: the texts found so far it is
+        if looked_up > MAX_CHECKED:  # copies it rejected took the lookups: the texts found
             break
         # Every record at distance (below, ceiling]: the next ring holding ~target more records.
         ceiling = min(int(np.searchsorted(cumulative, checked + target)), DIM)
         ring = np.flatnonzero((distances > below) & (distances <= ceiling))
-        ring = ring[np.argsort(distances[ring], kind="stable")]
-        ids = np.asarray(rowids[ring])
-        ok_ids, keys = keys_of(ids, accept(np.unique(ids)))
-        passed.append(ok_ids)
-        passed_keys.append(keys)
-        found = len(np.unique(np.concatenate(passed_keys)))
         checked += len(ring)
+        ring = ring[np.argsort(distances[ring], kind="stable")]
+        ring_keys = np.asarray(keys[ring])
+        fresh = ~_member(ring_keys, found)  # a text found in a nearer ring is done
+        ids, ok_keys, asked = _ring_accepted(
+            np.asarray(rowids[ring[fresh]]), ring_keys[fresh], accept, outside
+        )
+        passed.append(ids)
+        passed_keys.append(ok_keys)
+        found = np.union1d(found, ok_keys)
+        looked_up += asked
+        accepted += len(ids)
         below = ceiling
-        target = read_next(checked, found, want, RING_GROWTH) - checked
+        target = read_next(checked, len(found), want, RING_GROWTH) - checked
     if not passed:
         return np.empty(0, np.int64)
     ordered = np.concatenate(passed)
     return ordered[_first_per_key(np.concatenate(passed_keys))][:want]
+
+
+def _ring_accepted(
+    ids: np.ndarray, keys: np.ndarray, accept: Accept, outside: Outside | None = None
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Of a ring's records (nearest first, their texts not found yet): the accepted ids, in
+    ring order, with the keys ``accept`` gives them, and how many ids were looked up. Each key's
+    first record is looked up; its other records only when that one was rejected or turned out
+    another text's, as any of them may be the nearest copy the filter passes, unless
+    ``outside`` says its view is one the filter rejects whole."""
+    first = _first_per_key(keys)
+    ok, true_keys, asked = _checked(ids[first], accept)
+    settled = keys[first][ok & (true_keys == keys[first])]
+    rejected = first[~ok]
+    if outside is not None and len(rejected):
+        out, out_keys = _matched(ids[rejected], outside(np.unique(ids[rejected])))
+        # The entry's own key: a stale record of a reused id settles nothing.
+        settled = np.concatenate([settled, keys[rejected][out & (out_keys == keys[rejected])]])
+        asked += len(rejected)
+    settled = np.sort(settled)
+    others = np.ones(len(ids), bool)
+    others[first] = False
+    rest = np.flatnonzero(others & ~_member(keys, settled))
+    rest_ok, rest_keys, more = _checked(ids[rest], accept)
+    positions = np.concatenate([first[ok], rest[rest_ok]])
+    order = np.argsort(positions, kind="stable")
+    found_keys = np.concatenate([true_keys[ok], rest_keys[rest_ok]])
+    return ids[positions[order]], found_keys[order], asked + more
+
+
+def _checked(ids: np.ndarray, accept: Accept) -> tuple[np.ndarray, np.ndarray, int]:
+    """Whether ``accept`` passes each of ``ids``, its key, and how many ids it looked up (none,
+    and no call, for no ids)."""
+    if not len(ids):
+        return np.zeros(0, bool), np.zeros(0, np.int64), 0
+    asked = np.unique(ids)
+    ok, keys = _matched(ids, accept(asked))
+    return ok, keys, len(asked)
 
 
 def _nearest_of(
@@ -120,12 +198,31 @@ def keys_of(
     ids: np.ndarray, accepted: tuple[np.ndarray, np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``ids`` that are ``accepted`` (in their order), and each one's text key."""
+    ok, keys = _matched(ids, accepted)
+    return ids[ok], keys[ok]
+
+
+def _matched(
+    ids: np.ndarray, accepted: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each of ``ids`` is ``accepted``, and its text key (0 where it is not)."""
     accepted_ids, accepted_keys = accepted
+    if not len(accepted_ids):
+        return np.zeros(len(ids), bool), np.zeros(len(ids), np.int64)
     order = np.argsort(accepted_ids, kind="stable")
     sorted_ids = accepted_ids[order]
-    slots = np.minimum(np.searchsorted(sorted_ids, ids), max(len(sorted_ids) - 1, 0))
-    ok = sorted_ids[slots] == ids if len(sorted_ids) else np.zeros(len(ids), bool)
-    return ids[ok], accepted_keys[order][slots[ok]]
+    slots = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
+    ok = sorted_ids[slots] == ids
+    return ok, np.where(ok, accepted_keys[order][slots], 0)
+
+
+def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """Whether each value is in ``sorted_set``: a binary search each (``np.isin`` sorts
+    ``values`` too, and a ring may hold a million records)."""
+    if not len(sorted_set):
+        return np.zeros(len(values), bool)
+    slots = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    return sorted_set[slots] == values
 
 
 def _first_per_key(keys: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -37,7 +38,7 @@ from docsym.storage.directory.vectors import (
     opened_immutable,
     text_key_column,
 )
-from docsym.storage.entries import BM25, vec_table
+from docsym.storage.entries import BM25, vec_table, views_sql
 from docsym.storage.paths import IndexNotFoundError, IndexPaths
 from docsym.storage.sql_pool import SqlPool, SqlRows
 from docsym.storage.store import EntryRow, Store, read_copies
@@ -142,6 +143,7 @@ class DirectoryStore(Store):
         params: list | None = None,
         limit: int = 50,
         per_text: bool = True,
+        views: Sequence[tuple[str, str]] | None = None,
     ) -> list[tuple[int, float]]:
         """BM25 candidates: [(entry id, score)] best first (score = -bm25, higher is better)."""
         words = search_words(query)  # quoted by Bm25Search: no query syntax reaches MATCH
@@ -156,7 +158,7 @@ class DirectoryStore(Store):
             bm25 = self._bm25(identity)
             keywords = None if generation is None else self._keywords.searcher(generation)
             where = f"({where}) AND {visible}"
-            return bm25.search(words, where, params or [], limit, keywords, per_text)
+            return bm25.search(words, where, params or [], limit, keywords, per_text, views)
 
     def absent_words(self, words: list[str]) -> list[str]:
         with self._lock:
@@ -183,11 +185,12 @@ class DirectoryStore(Store):
         params: list | None = None,
         limit: int = 50,
         per_text: bool = True,
+        views: Sequence[tuple[str, str]] | None = None,
     ) -> list[tuple[int, float]]:
         """Nearest entries by cosine similarity: [(entry id, similarity)] best first."""
         signs = self._sign_scan(collection)
         if signs is not None:
-            search = (signs, collection, vector, where, params, limit, per_text)
+            search = (signs, collection, vector, where, params, limit, per_text, views)
             ids, scores = self._dense_from_signs(*search)
             return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
         with self._lock:  # the connection's part; the search itself reads immutable arrays
@@ -235,9 +238,10 @@ class DirectoryStore(Store):
         params: list | None,
         limit: int,
         per_text: bool,
+        views: Sequence[tuple[str, str]] | None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Dense top-k from the sign file; with ``per_text``, the nearest entry of each text key
-        (copies of a text have the same vector)."""
+        (copies of a text have the same vector). ``views``: those ``where`` admits, if known."""
         params = params or []
         query = sign_search.normalised(vector)
         with self._lock:
@@ -253,9 +257,32 @@ class DirectoryStore(Store):
         def accept(ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
             return self._matching(where, params, ids, None, key)
 
+        def floats(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return self._floats(collection, ids)
+
+        def outside(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return self._outside(ids, views or [], key)
+
+        # Keyed by id (a caller asking for every row, or a file without text keys), each entry
+        # is its own text: the search must not collapse copies by the sign file's keys.
         return sign_search.search(
-            signs, query, limit, accept, lambda ids: self._floats(collection, ids)
+            signs, query, limit, accept, floats, key != "id", None if views is None else outside
         )
+
+    def _outside(
+        self, ids: np.ndarray, views: Sequence[tuple[str, str]], key: str
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, ``key``) of the entries among ``ids`` of views other than ``views``: a filter
+        admitting only those rejects every copy of their texts."""
+        admitted, params = views_sql(views)
+        sql = (
+            f"SELECT e.id, e.{key} FROM json_each(?) AS j CROSS JOIN entries e {self._lookup} "
+            f"ON e.id = j.value WHERE NOT {admitted}"
+        )
+        with self._lock:
+            rows = self._vectors().execute(sql, [json.dumps(ids.tolist()), *params]).fetchall()
+        found = np.array(rows, np.int64).reshape(-1, 2)
+        return found[:, 0].copy(), found[:, 1].copy()
 
     def _matching(
         self, where: str, params: list, ids: np.ndarray | None, limit: int | None, key: str
@@ -391,18 +418,23 @@ class DirectoryStore(Store):
 
     def keyword_index(self) -> str | None:
         """'current'; 'absent' or 'stale' (FTS5 answers until the next index run rebuilds
-        it); or 'differs: ...' when it holds another number of rows than FTS5 at the
-        generation it is stamped with (checked while no unpublished rows are about)."""
+        it); or 'differs: ...' when it holds another number of texts than FTS5's rows hold at
+        the generation it is stamped with (checked while no unpublished rows are about)."""
         with self._lock:
             generation = self.reader.published() if self._stamped else None
-            (rows,) = self._vectors().execute(f"SELECT count(*) FROM {BM25}_docsize").fetchone()
+            con = self._vectors()  # first: it reads which column keys texts
+            distinct = (
+                f"SELECT count(DISTINCT e.{self._key}) FROM {BM25}_docsize AS d "
+                "CROSS JOIN entries e ON e.id = d.id"
+            )
+            (texts,) = con.execute(distinct).fetchone()
         if generation is None or keyword_index.stamp(self._keywords.path) is None:
             return "absent"
         searcher = self._keywords.searcher(generation)
         if searcher is None:
             return "stale"
-        if searcher.num_docs != rows and not self.hidden_entries():
-            return f"differs: {searcher.num_docs} rows, FTS5 {rows}"
+        if searcher.num_docs != texts and not self.hidden_entries():
+            return f"differs: {searcher.num_docs} texts, FTS5 {texts}"
         return "current"
 
     def row_counts(self) -> dict[str, int]:

@@ -16,8 +16,10 @@ them, so readers see exactly the entries of the published DuckDB file (``generat
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -75,6 +77,11 @@ def connect(path: Path, *, readonly: bool = False) -> apsw.Connection:
 # papers: 35 ms through it, 52 ms through the table.
 LOOKUP = "entries_lookup"
 LOOKUP_COLUMNS = "id, text_key, table_name, column_name, born, died, doc_id, page_number"
+# The same by text key, copies in id order: a keyword search finds, for each text, the first copy
+# its filter passes, and a hit counts its copies, reading this index alone (a row's generation
+# stamps come after its text: 710 copies counted through the table took 8 ms at 10,000 papers).
+BY_TEXT = "entries_text_key"
+BY_TEXT_COLUMNS = "text_key, id, table_name, column_name, born, died, doc_id, page_number"
 
 
 def lookup_hint(con: apsw.Connection) -> str:
@@ -125,12 +132,14 @@ class VectorStore:
         self.generation = generation  # stamped on what is written: the one being built
         self.con = connect(path, readonly=readonly)
         self._signs: dict[str, sign_file.SignWriter] = {}  # see sign_file.py
-        # The keyword index (keyword_index.py), opened by _sync_keywords: the keyword rows each
-        # transaction adds and removes, handed over as it commits; committed at each publish.
+        # The keyword index (keyword_index.py), opened by _sync_keywords: the texts each
+        # transaction brings in and takes out, handed over as it commits; committed at each
+        # publish. Within a transaction: the keyword rows it wrote (entry id -> text) and the
+        # text keys of those it deleted (with how many of each).
         self._keywords: keyword_index.KeywordWriter | None = None
         self._keywords_synced = False  # checked against the published generation this run
-        self._added: list[tuple[int, str]] = []
-        self._removed: list[int] = []
+        self._added: dict[int, str] = {}
+        self._removed: Counter[int] = Counter()
         if not readonly:
             self.con.execute("PRAGMA journal_mode=WAL")
             self.con.execute("PRAGMA synchronous=NORMAL")
@@ -169,10 +178,11 @@ class VectorStore:
         )
         self._stamp_entries()
         self._key_entries()
+        self._cover_text_keys()
         self.con.execute(
             f"""
             CREATE INDEX IF NOT EXISTS entries_doc ON entries (doc_id);
-            CREATE INDEX IF NOT EXISTS entries_text_key ON entries (text_key);
+            CREATE INDEX IF NOT EXISTS {BY_TEXT} ON entries ({BY_TEXT_COLUMNS});
             CREATE INDEX IF NOT EXISTS {LOOKUP} ON entries ({LOOKUP_COLUMNS});
             CREATE INDEX IF NOT EXISTS entries_view ON entries (table_name, column_name);
             CREATE INDEX IF NOT EXISTS entries_born ON entries (born);
@@ -233,6 +243,13 @@ class VectorStore:
                 )
                 after = rows[-1][0]
 
+    def _cover_text_keys(self) -> None:
+        """Stores of before ``BY_TEXT_COLUMNS`` indexed text keys alone: the index is made
+        again, once (~20 s at 10,000 papers)."""
+        columns = [r[2] for r in self.con.execute(f"PRAGMA index_info({BY_TEXT})")]
+        if columns and ", ".join(columns) != BY_TEXT_COLUMNS:
+            self.con.execute(f"DROP INDEX {BY_TEXT}")
+
     def ensure_collection(self, name: str, model: str, dim: int) -> None:
         found = self.con.execute(
             "SELECT model, dim FROM collections WHERE name = ?", (name,)
@@ -284,25 +301,60 @@ class VectorStore:
             self._open_keywords()
         if keyword_index.stamp(keyword_index.folder(self.path)) == published:
             return
+        # Each text key once: the text of its first keyword row.
         rows = self.con.execute(
-            f"SELECT e.id, e.text FROM {BM25} CROSS JOIN entries e ON e.id = {BM25}.rowid"
+            "SELECT e.text_key, e.table_name, e.column_name, e.text FROM (SELECT min(e.id) AS id "
+            f"FROM {BM25}_docsize AS d CROSS JOIN entries e ON e.id = d.id GROUP BY e.text_key) "
+            "AS first CROSS JOIN entries e ON e.id = first.id"
         )
         self._keep_keywords(lambda keywords: keywords.rebuild(rows, published))
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        """One SQLite transaction; the keyword rows it changed reach the keyword index only
+        """One SQLite transaction; the keyword texts it changed reach the keyword index only
         if it commits."""
-        self._added, self._removed = [], []
+        self._added, self._removed = {}, Counter()
         with self.con:
             yield
         added, removed = self._added, self._removed
-        self._added, self._removed = [], []
-        self._keep_keywords(lambda keywords: keywords.apply(added, removed))
+        self._added, self._removed = {}, Counter()
+        if self._keywords is not None and (added or removed):
+            brought, taken = self._keyword_change(added, removed)
+            self._keep_keywords(lambda keywords: keywords.apply(brought, taken))
 
     def _keyword_rows(self, rows: list[tuple[int, str]]) -> None:
         self.con.executemany(f"INSERT INTO {BM25} (rowid, text) VALUES (?, ?)", rows)
-        self._added.extend(rows)
+        self._added.update(rows)
+
+    def _keyword_change(
+        self, added: dict[int, str], removed: Counter[int]
+    ) -> tuple[list[keyword_index.Text], list[int]]:
+        """After a transaction wrote keyword rows ``added`` and deleted rows of text keys
+        ``removed``: the texts that had no row before it, and the keys that have none after
+        it. Rows are counted only as far as that needs (a boilerplate text may stand in
+        thousands of papers)."""
+        written: dict[int, tuple[int, keyword_index.Text]] = {}  # key -> (rows written, text)
+        found = self.con.execute(
+            "SELECT e.id, e.text_key, e.table_name, e.column_name FROM json_each(?) AS j "
+            "CROSS JOIN entries e ON e.id = j.value",
+            (json.dumps(list(added)),),
+        )
+        for entry_id, key, table, column in found:
+            count = written[key][0] if key in written else 0
+            written[key] = (count + 1, (key, table, column, added[entry_id]))
+        brought, taken = [], []
+        for key in written.keys() | removed.keys():
+            count, text = written.get(key, (0, None))
+            (now,) = self.con.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM entries WHERE text_key = ? LIMIT ?)",
+                (key, count + 1),
+            ).fetchone()
+            before = now - count + removed[key]  # past count, ``now`` only says "some before"
+            if now and not before and text is not None:
+                brought.append(text)
+            elif before and not now:
+                taken.append(key)
+        return brought, taken
 
     # -- writes ------------------------------------------------------------------------------
     @contextmanager
@@ -340,7 +392,7 @@ class VectorStore:
                 f"INSERT INTO {vec_table(collection)} (rowid, embedding) VALUES (?, ?)",
                 [(i, matrix[n].tobytes()) for n, i in enumerate(ids)],
             )
-            self._append_signs(collection, ids, matrix)
+            self._append_signs(collection, ids, [e.text_key for e in entries], matrix)
         for doc_id in {e.doc_id for e in entries} | set(doc_ids):
             count = sum(1 for e in entries if e.doc_id == doc_id)
             for collection in vectors:
@@ -395,7 +447,8 @@ class VectorStore:
                         self.con.execute(
                             f"INSERT INTO {table} (rowid, embedding) VALUES (?, ?)", (new, vector)
                         )
-                        self._append_signs(name, [new], np.frombuffer(vector, np.float32)[None])
+                        matrix = np.frombuffer(vector, np.float32)[None]
+                        self._append_signs(name, [new], [entry.text_key], matrix)
                 self._delete_where("id = ? AND born >= ?", (old, self.generation))
                 self.con.execute(
                     "UPDATE entries SET died = ? WHERE id = ? AND died IS NULL",
@@ -442,12 +495,17 @@ class VectorStore:
         self._sync_keywords(published)
 
     def _delete_where(self, condition: str, params: tuple) -> None:
-        found = self.con.execute(f"SELECT id FROM entries WHERE {condition}", params)
+        found = self.con.execute(
+            f"SELECT id, text_key, table_name, column_name FROM entries WHERE {condition}", params
+        ).fetchall()
         ids = [(r[0],) for r in found]
         if not ids:
             return
         self.con.executemany(f"DELETE FROM {BM25} WHERE rowid = ?", ids)
-        self._removed.extend(i for (i,) in ids)
+        keyword = keyword_columns()
+        for entry_id, key, table, column in found:
+            if self._added.pop(entry_id, None) is None and (table, column) in keyword:
+                self._removed[key] += 1
         for name in self.dense_collections():
             self.con.executemany(f"DELETE FROM {vec_table(name)} WHERE rowid = ?", ids)
         self.con.executemany("DELETE FROM entries WHERE id = ?", ids)
@@ -486,9 +544,12 @@ class VectorStore:
             )
             self.con.execute("DROP TABLE temp.rechunk")
 
-    def _append_signs(self, collection: str, ids: list[int], matrix: np.ndarray) -> None:
-        """Inside the transaction writing the vectors: a rollback leaves extra records, which
-        readers skip; a commit never leaves the file short of a vector."""
+    def _append_signs(
+        self, collection: str, ids: list[int], keys: list[int], matrix: np.ndarray
+    ) -> None:
+        """Inside the transaction writing the vectors (of entries ``ids``, with text ``keys``): a
+        rollback leaves extra records, which readers skip; a commit never leaves the file short
+        of a vector."""
         if not len(ids):
             return
         writer = self._signs.get(collection)
@@ -496,7 +557,7 @@ class VectorStore:
             path = self.signs_path(collection)
             writer = sign_file.SignWriter.open(path) or sign_file.SignWriter.create(path, matrix)
             self._signs[collection] = writer
-        writer.append(ids, matrix)
+        writer.append(ids, keys, matrix)
 
     def _refresh_signs(self) -> None:
         """After a publish: rebuild a sign file that purges left mostly stale, or whose centre
@@ -519,7 +580,8 @@ class VectorStore:
                 f"INSERT INTO {vec_table(collection)} (rowid, embedding) VALUES (?, ?)",
                 [(i, matrix[n].tobytes()) for n, i in enumerate(ids)],
             )
-            self._append_signs(collection, ids, matrix)
+            keys = sign_file.text_keys(self.con, np.asarray(ids, np.int64))
+            self._append_signs(collection, ids, keys, matrix)
             self.con.execute(
                 "INSERT OR REPLACE INTO embedded_docs VALUES (?, ?, ?)",
                 (doc_id, collection, len(ids)),

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -155,6 +156,7 @@ class PostgresStore(Store):
         params: list | None = None,
         limit: int = 50,
         per_text: bool = True,
+        views: Sequence[tuple[str, str]] | None = None,  # ``where`` holds them: nothing to add
     ) -> list[tuple[int, float]]:
         words = search_words(query)
         terms = self._terms(" ".join(words)) if words else []
@@ -250,6 +252,7 @@ class PostgresStore(Store):
         params: list | None = None,
         limit: int = 50,
         per_text: bool = True,
+        views: Sequence[tuple[str, str]] | None = None,  # ``where`` holds them: nothing to add
     ) -> list[tuple[int, float]]:
         """With ``per_text``, the nearest entry of each text key: rows are read again, GROWTH
         times more, while copies of a few texts fill them (a library holding a paper many times
