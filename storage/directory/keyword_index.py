@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 # The FTS5 collection's tokenizer (vectors.py declares ``tokenize='porter unicode61'``).
 TOKENIZER = ("porter", ["unicode61"])
 STAMP = "docsym-generation"  # a file in the index folder: LAYOUT and the generation it holds
-LAYOUT = "text-keys"  # one document per text key; an index of one document per row has none
+LAYOUT = "text-keys"  # one document per text key (a new schema needs a new name: readers trust it)
 _HEAP = 32_000_000  # tantivy's writer memory (bytes) before it writes a segment; 15 MB minimum
 
 Tokens = Callable[[str], list[str]]
