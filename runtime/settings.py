@@ -166,6 +166,13 @@ class Settings(BaseSettings):
         description="`run_sql`: memory one statement may use (the worker's address-space cap "
         "above what it maps at start).",
     )
+    read_memory_mb: int = Field(
+        default=640,
+        ge=128,
+        description="Tools but `run_sql`: memory the index's reads may hold (DuckDB's cache of "
+        "table blocks, the key indexes it loads, each statement's work); a statement that needs "
+        "more fails with an out-of-memory error.",
+    )
     ocr: OcrMode = Field(
         default="auto",
         description="`docsym index`: OCR pages whose text layer is missing or covers little "

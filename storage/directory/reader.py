@@ -33,6 +33,7 @@ from pathlib import Path
 
 import duckdb
 
+from docsym.runtime.settings import get_settings
 from docsym.storage.directory import generations, segments
 from docsym.storage.paths import IndexNotFoundError, IndexPaths
 
@@ -41,7 +42,6 @@ SANDBOX = {
     "autoinstall_known_extensions": False,
     "allow_community_extensions": False,
     "threads": 2,
-    "memory_limit": "2GB",
     "temp_directory": "",  # nothing spills to disk, and no host path shows in the settings
 }
 # Set once the file is attached (attaching is itself an access to a file).
@@ -123,7 +123,10 @@ class IndexReader:
     def __init__(self, root: Path, **config: str | int) -> None:
         """``config`` overrides the sandbox's threads and memory_limit (the SQL workers')."""
         self.paths = IndexPaths(root)
-        self._config = {**SANDBOX, **config}
+        # A library's blocks fill any cache DuckDB is given (2 GB let a server reach 2.3 GB at
+        # 10,000 papers); what a tool's statement needs is far less (docs/RESULTS.md).
+        memory = f"{get_settings().read_memory_mb}MB"
+        self._config = {**SANDBOX, "memory_limit": memory, **config}
         self._newest: Generation | None = None
         self._pin: ContextVar[Generation | None] = ContextVar(f"pin-{id(self)}", default=None)
         self._lock = threading.Lock()
