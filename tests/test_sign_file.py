@@ -405,3 +405,13 @@ def _without_keys(records: np.ndarray) -> np.ndarray:
     old = np.empty(len(records), sign_file.RECORD_2)
     old["rowid"], old["bits"] = records["rowid"], records["bits"]
     return old
+
+
+def test_lacking_names_the_vectors_a_file_does_not_hold():
+    """A writer's sync and ``docsym check`` find the vectors a sign file lacks through a bitmap
+    over the ids (any order, repeats and stale ids in the file)."""
+    live = np.array([1, 2, 5, 9, 10], np.int64)
+    held = np.array([10, 2, 2, 7, 40, 0], np.int64)
+    assert sign_file.lacking(live, held).tolist() == [1, 5, 9]
+    assert sign_file.lacking(live, live).size == 0
+    assert sign_file.lacking(np.empty(0, np.int64), held).size == 0

@@ -413,7 +413,7 @@ class DirectoryStore(Store):
                 continue  # none yet (an older index): searched in memory until the next run
             with self._lock:
                 live = sign_file.vec0_rowids(self._vectors(), vec_table(name))
-            gaps[name] = int((~np.isin(live, scan.rowids())).sum())
+            gaps[name] = len(sign_file.lacking(live, scan.rowids()))
         return gaps
 
     def keyword_index(self) -> str | None:
