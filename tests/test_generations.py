@@ -81,3 +81,15 @@ def test_calls_finish_on_their_generation_while_publishes_replace_it(
         store.close()
     assert published >= 10, "the index was hardly republished: the test proves nothing"
     assert not failures, f"{len(failures)} of {CALLS} calls failed: {failures[:5]}"
+
+
+def test_the_servers_reads_hold_the_memory_the_setting_gives(sample_index: Path, settings) -> None:
+    """DuckDB keeps the blocks it reads until its limit: the server's reads take
+    DOCSYM_READ_MEMORY_MB, and the client's SQL cannot raise it."""
+    settings(read_memory_mb=200)
+    with open_store(sample_index) as store:
+        con = store.sql()
+        (limit,) = con.execute("SELECT current_setting('memory_limit')").fetchone()
+        assert limit == "190.7 MiB"  # 200 MB
+        with pytest.raises(Exception, match="lock"):
+            con.execute("SET memory_limit = '4GB'")
