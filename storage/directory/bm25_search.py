@@ -191,9 +191,8 @@ class Bm25Search:
         """The ``limit`` best of ``ids`` by their texts' scores (those holding none left out),
         ties by id."""
         scored = [(i, self._score(scoring, text)) for i, text in self._texts(ids)]
-        return sorted((hit for hit in scored if hit[1] > 0), key=lambda hit: (-hit[1], hit[0]))[
-            :limit
-        ]
+        holding = [hit for hit in scored if hit[1] > 0]
+        return sorted(holding, key=lambda hit: (-hit[1], hit[0]))[:limit]
 
     def _texts(self, ids: list[int]) -> list[tuple[int, str]]:
         """(id, text) of ``ids``, in their order."""
