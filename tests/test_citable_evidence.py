@@ -17,7 +17,9 @@ from docsym.indexer.pipeline import index_paths
 from docsym.storage.backends import open_store
 from docsym.storage.store import Store
 from docsym.tools.errors import NotFoundError
+from docsym.tools.evidence import Target, find_evidence
 from docsym.tools.passages import read_passage
+from docsym.tools.question import read_question
 from docsym.tools.search import hybrid_search
 from docsym.tools.tables import lookup_cells
 from tests import pdf_factory
@@ -311,3 +313,17 @@ def test_evidence_words_meet_compounds_greek_letters_and_plurals() -> None:
     }
     assert met == {"lambda", "sqa", "tableformer-large", "title"}
     assert not any(t.forms == {"s"} for t in terms("What was Tennessee's stroke rate?"))
+
+
+def test_a_document_hit_cites_the_table_row_holding_the_value(corpus_store: Store, corpus_db):
+    """A document found by its title cites, among its sentences and its tables' rows, the row
+    that holds the asked number (the NICS report is one table on one page)."""
+    doc_id = doc_id_of(corpus_db, "nics-background-checks-2015-11.pdf")
+    asked = "How many total NICS background checks did Texas have in November 2015?"
+    question = read_question(corpus_store, asked)
+    (evidence,) = find_evidence(
+        corpus_store, question, [Target("documents", "title", doc_id, doc_id, 1)]
+    )
+    assert evidence.within is not None and evidence.within.startswith(doc_id)
+    assert "Texas" in evidence.excerpt and "146,982" in evidence.excerpt
+    assert evidence.bbox and evidence.page_number == 1

@@ -37,7 +37,8 @@ from docsym.tools.results import PAGE_LABEL_HELP, TRIM_MARK, PageLabels, page_la
 from docsym.tools.threads import in_background
 
 CONTEXT_BEFORE, CONTEXT_AFTER = 1, 2  # neighbours shown around the cited window
-MAX_DOCUMENT_UNITS = 5000  # a document-level hit ranks at most this many sentences
+MAX_DOCUMENT_UNITS = 5000  # a document-level hit ranks at most this many sentences and rows
+MAX_DOCUMENT_TABLES = 20  # ... the rows of at most its first this many tables
 NAMED_WEIGHT = 0.2  # share of its weight a question word keeps when it names the document
 ROW_SEP = " | "
 # Views whose rows are a region of their own: the row's box is the citation.
@@ -86,8 +87,12 @@ def find_evidence(
     con = store.sql()
     tables = _Tables(store)
     pages = _page_units(store, tables, {(t.doc_id, t.page_number) for t in targets if _on_page(t)})
-    rows = _rows_of(con, tables, {t.primary_key for t in targets if t.table_name == "tables"})
-    scopes = [_scope(con, t, pages, rows) for t in targets]
+    wanted_tables = {t.primary_key for t in targets if t.table_name == "tables"}
+    for t in targets:
+        if t.table_name == "documents":  # a document's evidence may be a row of its tables
+            wanted_tables.update(tables.of_document(t.primary_key))
+    rows = _rows_of(con, tables, wanted_tables)
+    scopes = [_scope(con, t, pages, rows, tables) for t in targets]
     owns = [_own_group(t) for t in targets]
     index = TermIndex(list(question.terms))
     labels = page_labels(store)
@@ -197,17 +202,20 @@ def _scope(
     target: Target,
     pages: dict[tuple[str, int], list[Unit]],
     table_rows: dict[str, list[Unit]],
+    tables: _Tables,
 ) -> list[Unit]:
     """The citable units around the target's row, in document order."""
     name, key = target.table_name, target.primary_key
     if name == "sections":
         return _sentences(con, f"{_SENTENCES} WHERE section_id = ? ORDER BY ordinal", [key])
-    if name == "documents":
-        return _sentences(
+    if name == "documents":  # its sentences, then its tables' rows
+        sentences = _sentences(
             con,
             f"{_SENTENCES} WHERE doc_id = ? ORDER BY ordinal LIMIT {MAX_DOCUMENT_UNITS}",
             [key],
         )
+        rows = [row for table in tables.of_document(key) for row in table_rows.get(table, [])]
+        return sentences + rows[: max(0, MAX_DOCUMENT_UNITS - len(sentences))]
     if name in _OWN_BOX:
         return []
     if name == "tables":  # a table's evidence is one of its rows: a table hit leads to the table
@@ -279,6 +287,10 @@ class _Tables:
 
     def on_page(self, doc_id: str, page_number: int) -> list[_Table]:
         return self._of(doc_id).on_page.get(page_number, [])
+
+    def of_document(self, doc_id: str) -> list[str]:
+        """The document's first MAX_DOCUMENT_TABLES table ids, in its order."""
+        return list(self._of(doc_id).by_id)[:MAX_DOCUMENT_TABLES]
 
     def get(self, table_id: str) -> _Table | None:
         doc_id = doc_id_of(table_id)
