@@ -8,6 +8,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 BM25 = "bm25"
 # BM25's parameters, as FTS5's bm25() has them: both stores score keywords with them.
@@ -23,7 +24,7 @@ class Entry:
     page_number: int | None
     text: str
 
-    @property
+    @cached_property  # read by the entry's row, its sign record and the keyword index
     def text_key(self) -> int:
         return text_key(self.table_name, self.column_name, self.text)
 
@@ -39,9 +40,9 @@ def text_key(table_name: str, column_name: str, text: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-def views_sql(views: Sequence[tuple[str, str]], alias: str = "e") -> tuple[str, list]:
-    """SQL over the entries table (as ``alias``) selecting the given (table, column) views."""
-    sql = " OR ".join(f"({alias}.table_name = ? AND {alias}.column_name = ?)" for _ in views)
+def views_sql(views: Sequence[tuple[str, str]]) -> tuple[str, list]:
+    """SQL over the entries table (alias ``e``) selecting the given (table, column) views."""
+    sql = " OR ".join("(e.table_name = ? AND e.column_name = ?)" for _ in views)
     return f"({sql or 'FALSE'})", [v for pair in views for v in pair]
 
 

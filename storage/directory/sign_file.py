@@ -233,24 +233,14 @@ def _records(
 def text_keys(con: apsw.Connection, rowids: np.ndarray) -> np.ndarray:
     """The text key of each rowid's entry, in order: the rowid itself for an entry written
     before keys (NULL) or gone (a stale record, which readers reject whatever its key). One
-    lookup by id each, in id order."""
-    rowids = np.asarray(rowids, np.int64)
-    asked = json.dumps(np.unique(rowids).tolist())
-    # CROSS JOIN fixes the order: each id looked up, not entries scanned (as store.py's
-    # _matching does).
+    lookup by id each."""
+    asked = json.dumps(np.asarray(rowids, np.int64).tolist())
     found = con.execute(
-        "SELECT e.id, coalesce(e.text_key, e.id) FROM json_each(?) AS j "
-        "CROSS JOIN entries e ON e.id = j.value",
+        "SELECT coalesce((SELECT text_key FROM entries WHERE id = j.value), j.value) "
+        "FROM json_each(?) AS j ORDER BY j.key",
         (asked,),
-    ).fetchall()
-    rows = np.array(found, np.int64).reshape(-1, 2)
-    rows = rows[np.argsort(rows[:, 0], kind="stable")]
-    keys = rowids.copy()
-    if len(rows):
-        slots = np.minimum(np.searchsorted(rows[:, 0], rowids), len(rows) - 1)
-        hit = rows[slots, 0] == rowids
-        keys[hit] = rows[slots[hit], 1]
-    return keys
+    )
+    return np.fromiter((key for (key,) in found), np.int64, len(rowids))
 
 
 def build(path: Path, con: apsw.Connection, table: str) -> None:

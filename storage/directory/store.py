@@ -260,14 +260,15 @@ class DirectoryStore(Store):
         def floats(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             return self._floats(collection, ids)
 
-        def outside(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            return self._outside(ids, views or [], key)
+        outside = None
+        if views is not None:
+
+            def outside(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                return self._outside(ids, views, key)
 
         # Keyed by id (a caller asking for every row, or a file without text keys), each entry
         # is its own text: the search must not collapse copies by the sign file's keys.
-        return sign_search.search(
-            signs, query, limit, accept, floats, key != "id", None if views is None else outside
-        )
+        return sign_search.search(signs, query, limit, accept, floats, key != "id", outside)
 
     def _outside(
         self, ids: np.ndarray, views: Sequence[tuple[str, str]], key: str

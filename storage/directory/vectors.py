@@ -16,7 +16,6 @@ them, so readers see exactly the entries of the published DuckDB file (``generat
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 from collections import Counter
@@ -134,11 +133,11 @@ class VectorStore:
         self._signs: dict[str, sign_file.SignWriter] = {}  # see sign_file.py
         # The keyword index (keyword_index.py), opened by _sync_keywords: the texts each
         # transaction brings in and takes out, handed over as it commits; committed at each
-        # publish. Within a transaction: the keyword rows it wrote (entry id -> text) and the
-        # text keys of those it deleted (with how many of each).
+        # publish. Within a transaction: the keyword rows it wrote (entry id -> its text) and
+        # the text keys of those it deleted (with how many of each).
         self._keywords: keyword_index.KeywordWriter | None = None
         self._keywords_synced = False  # checked against the published generation this run
-        self._added: dict[int, str] = {}
+        self._added: dict[int, keyword_index.Text] = {}
         self._removed: Counter[int] = Counter()
         if not readonly:
             self.con.execute("PRAGMA journal_mode=WAL")
@@ -322,26 +321,25 @@ class VectorStore:
             brought, taken = self._keyword_change(added, removed)
             self._keep_keywords(lambda keywords: keywords.apply(brought, taken))
 
-    def _keyword_rows(self, rows: list[tuple[int, str]]) -> None:
-        self.con.executemany(f"INSERT INTO {BM25} (rowid, text) VALUES (?, ?)", rows)
-        self._added.update(rows)
+    def _keyword_rows(self, rows: list[tuple[int, Entry]]) -> None:
+        """The FTS5 rows of entries ``rows`` (id, entry), and what the keyword index is told."""
+        self.con.executemany(
+            f"INSERT INTO {BM25} (rowid, text) VALUES (?, ?)", [(i, e.text) for i, e in rows]
+        )
+        for i, e in rows:
+            self._added[i] = (e.text_key, e.table_name, e.column_name, e.text)
 
     def _keyword_change(
-        self, added: dict[int, str], removed: Counter[int]
+        self, added: dict[int, keyword_index.Text], removed: Counter[int]
     ) -> tuple[list[keyword_index.Text], list[int]]:
         """After a transaction wrote keyword rows ``added`` and deleted rows of text keys
         ``removed``: the texts that had no row before it, and the keys that have none after
         it. Rows are counted only as far as that needs (a boilerplate text may stand in
         thousands of papers)."""
         written: dict[int, tuple[int, keyword_index.Text]] = {}  # key -> (rows written, text)
-        found = self.con.execute(
-            "SELECT e.id, e.text_key, e.table_name, e.column_name FROM json_each(?) AS j "
-            "CROSS JOIN entries e ON e.id = j.value",
-            (json.dumps(list(added)),),
-        )
-        for entry_id, key, table, column in found:
-            count = written[key][0] if key in written else 0
-            written[key] = (count + 1, (key, table, column, added[entry_id]))
+        for text in added.values():
+            count = written[text[0]][0] if text[0] in written else 0
+            written[text[0]] = (count + 1, text)
         brought, taken = [], []
         for key in written.keys() | removed.keys():
             count, text = written.get(key, (0, None))
@@ -381,7 +379,7 @@ class VectorStore:
         keyword = keyword_columns()
         self._keyword_rows(
             [
-                (i, e.text)
+                (i, e)
                 for i, e in zip(ids, entries, strict=True)
                 if (e.table_name, e.column_name) in keyword
             ]
@@ -438,7 +436,7 @@ class VectorStore:
                 entry = Entry(table_name, column, new_key, doc_id, page, text)
                 new = self._insert_entry(entry)
                 if (table_name, column) in keyword:
-                    self._keyword_rows([(new, text)])
+                    self._keyword_rows([(new, entry)])
                 for name in self.dense_collections():
                     table = vec_table(name)
                     for (vector,) in self.con.execute(
