@@ -37,6 +37,19 @@ ABBREVIATIONS = (
     "resp",
     "vol",
     "pp",
+    # Months, as dates print them ("Dec. 20, 2018").
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
 )
 # Signs that open a list item wherever they start a line (a Symbol font's bullets included).
 BULLETS = "•◦▪▫●○■□‣⁃∙►▸▹➢➤✓✔❖\uf0a7\uf0b7\uf0d8"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pymupdf
 
-from docsym.indexer.pdf.layout import read_layout
-from docsym.indexer.pdf.parser import parse_pdf
+from docsym.indexer.pdf.layout import Line, read_layout
+from docsym.indexer.pdf.parser import continues_below, parse_pdf
 
 PAPER_PLAIN = "papers/2203.00130v1_paperplain.pdf"
 LINE = "the basin is drained every fourteen days by the operator on duty"
@@ -50,3 +50,34 @@ def test_lines_written_one_per_block_are_joined_into_paragraphs(tmp_path: Path) 
     assert sentence.text.startswith("Line 0:") and sentence.text.endswith("and so it ends.")
     with pymupdf.open(_lines_one_per_block(tmp_path / "apart.pdf", text, 27.4)) as doc:
         assert len({line.block for line in read_layout(doc).pages[0].lines}) == len(text)
+
+
+def _line(text: str, block: int, box: tuple[float, float, float, float], page: int = 1) -> Line:
+    return Line(text=text, bbox=box, size=9.0, bold=False, font="Times", page=page, block=block)
+
+
+def test_a_sentence_runs_on_into_the_next_block_below_it() -> None:
+    """A producer starts a block at a font change, a footnote mark or a hanging indent as well
+    as at a paragraph: a lower-case line right under an unfinished one carries its sentence on.
+    A finished sentence, a capital, a list item, a line further down, in another column or on
+    another page starts anew."""
+    last = _line("We then split each article into multiple, disjoint text", 3, (72, 359, 290, 369))
+    below = (72, 373, 292, 383)
+    assert continues_below(last, _line("blocks of 100 words as passages", 4, below))
+    finished = _line("We then split each article into passages.", 3, last.bbox)
+    assert not continues_below(finished, _line("blocks of 100 words as passages", 4, below))
+    assert not continues_below(last, _line("Blocks of 100 words as passages", 4, below))
+    listing = _line("We split each article in two ways,", 3, last.bbox)
+    assert not continues_below(listing, _line("a) in blocks of 100 words", 4, below))
+    assert not continues_below(last, _line("blocks of 100 words", 4, (72, 400, 292, 410)))
+    assert not continues_below(last, _line("blocks of 100 words", 4, (306, 373, 526, 383)))
+    assert not continues_below(last, _line("blocks of 100 words", 0, below, page=2))
+
+
+def test_dpr_passages_sentence_is_one_sentence(corpus: Path) -> None:
+    """The DPR paper prints its passage split over two blocks; it is cited as one sentence."""
+    parsed = parse_pdf(corpus / "papers/2004.04906v3_dpr.pdf", None)
+    split = next(s for s in parsed.sentences if "disjoint text" in s.text)
+    assert split.text.startswith("We then split each article into multiple, disjoint text blocks")
+    assert split.text.endswith("which results in 21,015,324 passages in the end.5")
+    assert split.bbox[3] - split.bbox[1] > 40  # both blocks' lines

@@ -28,3 +28,11 @@ def test_a_footnote_mark_after_a_full_stop_ends_the_sentence(
     text: str, sentences: list[str]
 ) -> None:
     assert split_sentences(text) == sentences
+
+
+def test_a_month_abbreviation_ends_no_sentence() -> None:
+    text = "We use the English Wikipedia dump from Dec. 20, 2018 as the source. It is large."
+    assert split_sentences(text) == [
+        "We use the English Wikipedia dump from Dec. 20, 2018 as the source.",
+        "It is large.",
+    ]
