@@ -1,6 +1,6 @@
 """BM25 top-100 at library scale: the store's search, FTS5 alone, and tantivy's block-max WAND.
 
-    python bench/bm25_engines.py --index /tmp/ls1k/index [--copies 10]
+    python bench/bm25_engines.py --index /tmp/ls1k/index [--copies 10 [--vary 0.3]]
 
 Times the store's own ``fts`` on hybrid_search's default views for every question of the dev
 and held-out sets (its keyword index's candidates scored as FTS5 scores them, where the index
@@ -8,6 +8,11 @@ holds the published generation), then FTS5 alone on the same rows (and how many 
 top 100 are FTS5's, scores and order), then writes the keyword rows (``entries`` with an FTS5
 row) ``--copies`` times into a bare tantivy index (English stemming, the views as a filter field)
 and times the same top 100 there, the question's words as docsym reads them (``search_words``).
+
+Copies of a row are the same text: their scores tie, and block-max WAND prunes a library of
+copies as it would not prune one of distinct papers. ``--vary SHARE`` makes every copy after the
+first a text of its own with the library's word statistics: each of its words is replaced, with
+probability SHARE, by a word drawn from all the rows' words (so by their frequency).
 """
 
 from __future__ import annotations
@@ -74,7 +79,10 @@ def _store_and_fts5(index: Path, questions: list[str]) -> tuple[list[float], lis
     return own, alone, alike
 
 
-def _tantivy(index: Path, questions: list[str], copies: int) -> tuple[list[float], str]:
+def _tantivy(
+    index: Path, questions: list[str], copies: int, vary: float = 0.0
+) -> tuple[list[float], str]:
+    import numpy as np
     import tantivy
 
     folder = Path(tempfile.mkdtemp(prefix="bm25-tantivy-"))
@@ -92,8 +100,16 @@ def _tantivy(index: Path, questions: list[str], copies: int) -> tuple[list[float
             f"WHERE id IN (SELECT rowid FROM {BM25}) AND died IS NULL"
         )
         start, rows = time.perf_counter(), 0
+        originals = list(con.execute(sql))
+        pool = np.array([w for _, _, text in originals for w in text.split()], dtype=object)
+        rng = np.random.default_rng(0)
         for copy in range(copies):
-            for entry_id, view, text in con.execute(sql):
+            for entry_id, view, text in originals:
+                if copy and vary:
+                    words = np.array(text.split(), dtype=object)
+                    swap = rng.random(len(words)) < vary
+                    words[swap] = pool[rng.integers(0, len(pool), int(swap.sum()))]
+                    text = " ".join(words)
                 writer.add_document(
                     tantivy.Document(text=text, id=copy * (1 << 40) + entry_id, view=view)
                 )
@@ -134,14 +150,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index", type=Path, required=True, help="a directory index")
     parser.add_argument("--copies", type=int, default=1, help="times each row goes to tantivy")
+    parser.add_argument(
+        "--vary", type=float, default=0.0, help="share of a copy's words replaced (0: none)"
+    )
     args = parser.parse_args()
     questions = _questions()
     print(f"{len(questions)} questions, top {CANDIDATES} on the default views")
     own, alone, alike = _store_and_fts5(args.index, questions)
     print(f"the store's fts: {_summary(own)}")
     print(f"FTS5 alone: {_summary(alone)}; the same top {CANDIDATES} scores: {alike} questions")
-    times, built = _tantivy(args.index, questions, args.copies)
-    print(f"tantivy x{args.copies}: {built}; {_summary(times)}")
+    times, built = _tantivy(args.index, questions, args.copies, args.vary)
+    varied = f", {args.vary:.0%} of each copy's words varied" if args.vary else ""
+    print(f"tantivy x{args.copies}{varied}: {built}; {_summary(times)}")
     return 0
 
 

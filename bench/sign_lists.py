@@ -62,7 +62,7 @@ def measure(index: Path, signs: Path, list_size: int) -> None:
     built = time.perf_counter() - started
     scan = SignScan.open(signs)
     ids, vectors = _every_vector(con)
-    lists = len(scan._mapped().header.centroids)
+    lists = len(scan.layout()[0].centroids)
     print(f"{len(ids)} vectors, {lists} lists, built in {built:.1f} s")
     store = open_store(index)
     sets = {name: load_qa(path) for name, path in QA_SETS.items()}

@@ -5,6 +5,7 @@ Real sqlite-vec, real DuckDB (an ``IndexWriter`` publishing generations), real `
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -91,9 +92,9 @@ def test_every_write_gives_its_records_their_entries_text_keys(tmp_path):
     assert store.rekey("chunks", "a:*", lambda key: key.replace("a:", "c:")) == 6
     keys = dict(store.con.execute("SELECT id, text_key FROM entries").fetchall())
     store.close()
-    mapped = sign_file.SignScan.open(store.signs_path("minilm"))._mapped()
-    live = np.isin(mapped.records["rowid"], list(keys))
-    rowids, record_keys = mapped.records["rowid"][live], mapped.keys[live]
+    _, records = sign_file.SignScan.open(store.signs_path("minilm")).layout()
+    live = np.isin(records["rowid"], list(keys))
+    rowids, record_keys = records["rowid"][live], records["key"][live]
     assert sorted(rowids.tolist()) == sorted(keys)  # b's 6 and the 6 rekeyed from a
     assert record_keys.tolist() == [keys[i] for i in rowids.tolist()]
     assert len(set(record_keys.tolist())) == 3
@@ -139,6 +140,40 @@ def test_similarities_read_the_stored_vectors(index):
         got = store.similarities("minilm", query, ids)
     want = [float(vectors[i] @ query) for i in ids[:5]]
     assert got[:5] == pytest.approx(want, abs=1e-5) and got[5] == 0
+
+
+def test_a_search_reads_the_file_and_keeps_none_of_it_mapped(index):
+    """A server reads a search's records into a buffer: the file's pages stay the kernel's
+    cache and never count in the server's memory, as a mapping's touched pages did."""
+    maps = Path("/proc/self/maps")
+    if not maps.exists():
+        pytest.skip("no /proc/self/maps on this system to list the process's mappings")
+    root, vectors = index
+    path = sign_file.signs_path(root / "vectors.sqlite", "minilm")
+    with DirectoryStore(root) as store:
+        query = next(iter(vectors.values()))
+        assert store.dense("minilm", query, limit=5)
+        assert str(path) not in maps.read_text()
+
+
+def test_a_scan_reads_a_replaced_file_with_that_files_header(index, tmp_path):
+    """A file rebuilt under the same name (a new inode) is read with its own header: never
+    the old file's lists over the new file's records."""
+    root, vectors = index
+    path = sign_file.signs_path(root / "vectors.sqlite", "minilm")
+    other = write(tmp_path / "other", range(3), seed=7)
+    other_path = sign_file.signs_path(tmp_path / "other" / "vectors.sqlite", "minilm")
+    moved = tmp_path / "moved.signs"
+    moved.write_bytes(path.read_bytes())
+    scan = sign_file.SignScan(moved)
+    query = next(iter(vectors.values()))
+    before, _, _ = scan.distances(query, whole=True)
+    assert set(before.tolist()) >= set(vectors)
+    os.replace(other_path, moved)
+    after, _, distances = scan.distances(query, whole=True)
+    assert sorted(after.tolist()) == sorted(scan.rowids().tolist())
+    assert set(after.tolist()) >= set(other) and len(after) < len(before)
+    assert len(distances) == len(after)
 
 
 def test_a_reader_sees_new_vectors_at_the_publish_and_no_removed_ones(tmp_path):
@@ -223,7 +258,7 @@ def _layout(root: Path) -> tuple[sign_file.Header, np.ndarray]:
     path = sign_file.signs_path(root / "vectors.sqlite", "minilm")
     scan = sign_file.SignScan.open(path)
     assert scan is not None
-    return scan._mapped().header, scan._mapped().records
+    return scan.layout()
 
 
 def test_a_large_collection_is_written_grouped_by_list(listed):
