@@ -90,6 +90,22 @@ def opens_item(line: str, previous: str | None = None, previous_opens: bool = Fa
     return previous is None or previous_opens or previous.rstrip().endswith(_CLAUSE_END)
 
 
+_ENDS_SENTENCE = re.compile(r"[.!?:;][\"'”’)\]]*$")
+
+
+def carries_on(last: str, following: str) -> bool:
+    """Whether ``following`` (the next block or paragraph) carries on the sentence ``last``
+    left unfinished: ``last`` ends with no full stop, colon or semicolon, and ``following``
+    starts with a lower-case word, not an item marker ("f. Any upward ...")."""
+    last, following = last.rstrip(), following.lstrip()
+    return (
+        bool(last)
+        and not _ENDS_SENTENCE.search(last)
+        and following[:1].islower()
+        and not _MARKER.match(following)
+    )
+
+
 def split_sentences(text: str, breaks: Sequence[int] = ()) -> list[str]:
     """The sentences of ``text``, stripped, in order; empty pieces dropped. A sentence also
     starts at each offset in ``breaks`` (ascending): a list item or a heading line, which no

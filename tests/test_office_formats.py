@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from defusedxml import ElementTree
+from docx import Document as WordDocument
 
 from docsym.indexer.model import ParsedDocument
 from docsym.indexer.office import parse_docx, parse_html, parse_markdown, parse_pptx
@@ -241,3 +242,33 @@ def test_markdown_levels_tables_images_and_inline_runs(tmp_path: Path) -> None:
     (figure,) = parsed.figures
     assert figure.caption == "Figure 2: Teal at rest" and figure.label == "Figure 2"
     assert parsed.pages == [] and all(c.page_number is None for c in parsed.chunks)
+
+
+def test_a_paragraph_carrying_on_a_sentence_joins_it(tmp_path: Path) -> None:
+    """A document converted from print keeps each printed line a paragraph: a lower-case
+    paragraph after one with no sentence end carries that sentence on. An item marker, a
+    capital or a finished sentence starts anew."""
+    document = WordDocument()
+    for text in (
+        "For claims to be paid by the trustee under the plan, the trustee must, at a",
+        "minimum: keep the records.",
+        "Filing a motion to dismiss or convert the case; or",
+        "c. following other appropriate procedures.",
+        "The trustee must not deposit",
+        "any funds received into the business account.",
+        "It ends here.",
+        "and this is another sentence.",
+    ):
+        document.add_paragraph(text)
+    path = tmp_path / "printed.docx"
+    document.save(path)
+    texts = [s.text for s in parse_docx(path).sentences]
+    assert texts == [
+        "For claims to be paid by the trustee under the plan, the trustee must, at a minimum: "
+        "keep the records.",
+        "Filing a motion to dismiss or convert the case; or",
+        "c. following other appropriate procedures.",
+        "The trustee must not deposit any funds received into the business account.",
+        "It ends here.",
+        "and this is another sentence.",
+    ]

@@ -18,6 +18,7 @@ from docsym.indexer.office.blocks import BlockStream, Heading, ImageBlock, Parag
 from docsym.indexer.sentences import sentences_of
 from docsym.indexer.table_checks import check_structure
 from docsym.indexer.table_model import finish_table
+from docsym.language.sentences import carries_on
 
 _TABLE_LABEL = re.compile(r"^(Table|Tab\.)\s*([A-Z]?\d+(?:\.\d+)*)", re.IGNORECASE)
 _FIGURE_LABEL = re.compile(r"^(Figure|Fig\.)\s*([A-Z]?\d+(?:\.\d+)*)", re.IGNORECASE)
@@ -177,10 +178,9 @@ def _chunk_group(
     section: int | None, paragraphs: list[Paragraph], first_ordinal: int
 ) -> tuple[list[tuple[Chunk, ChunkText]], list[TextUnit]]:
     """Pack a section's paragraphs; each chunk's seq is that of the paragraph it starts in."""
-    texts = [_clean(p.text) for p in paragraphs]
+    kept, texts = _sentence_paragraphs(paragraphs)
     # chunk_units keeps each chunk on one page; 0 stands for "no page" (formats without pages).
-    units = [TextUnit(t, p.page or 0) for t, p in zip(texts, paragraphs, strict=True) if t]
-    kept = [p for t, p in zip(texts, paragraphs, strict=True) if t]
+    units = [TextUnit(t, p.page or 0) for t, p in zip(texts, kept, strict=True)]
     out: list[tuple[Chunk, ChunkText]] = []
     for piece in chunk_units(units):
         chunk = Chunk(
@@ -194,6 +194,24 @@ def _chunk_group(
         )
         out.append((chunk, piece))
     return out, units
+
+
+def _sentence_paragraphs(paragraphs: list[Paragraph]) -> tuple[list[Paragraph], list[str]]:
+    """The non-empty paragraphs with their cleaned texts, a paragraph that carries on the
+    sentence of the one before (``carries_on``: a document converted from print keeps each
+    printed line a paragraph, "the trustee must, at a" then "minimum:") joined to it."""
+    kept: list[Paragraph] = []
+    texts: list[str] = []
+    for paragraph in paragraphs:
+        text = _clean(paragraph.text)
+        if not text:
+            continue
+        if texts and kept[-1].page == paragraph.page and carries_on(texts[-1], text):
+            texts[-1] = f"{texts[-1]} {text}"
+        else:
+            kept.append(paragraph)
+            texts.append(text)
+    return kept, texts
 
 
 def _clean(text: str) -> str:

@@ -42,7 +42,7 @@ from docsym.indexer.pdf.sections import (
 )
 from docsym.indexer.pdf.tables import extract_tables
 from docsym.indexer.sentences import sentences_of
-from docsym.language.sentences import opens_item
+from docsym.language.sentences import carries_on, opens_item
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -239,21 +239,16 @@ def _paragraphs(lines: list[Line]) -> tuple[list[TextUnit], dict[int, int]]:
     return units, first_seq
 
 
-_ENDS_SENTENCE = re.compile(r"[.!?:;][\"'”’)\]]*$")
-
-
 def continues_below(last: Line, line: Line) -> bool:
     """Whether ``line``, the first of another layout block, carries on the sentence ``last``
-    left unfinished: it starts in lower case (and opens no list item) right under ``last``, in
-    the same column. PDF producers start a block at a change of font, a footnote mark or a
-    reference's hanging indent as well as at a paragraph; a sentence ends only where it ends
-    (697 of the corpus's 30,776 sentences were such halves, "We then split each article into
-    multiple, disjoint text" then "blocks of 100 words as passages ...")."""
+    left unfinished (``carries_on``) right under it, in the same column. PDF producers start a
+    block at a change of font, a footnote mark or a reference's hanging indent as well as at a
+    paragraph; a sentence ends only where it ends (697 of the corpus's 30,776 sentences were such
+    halves, "We then split each article into multiple, disjoint text" then "blocks of 100 words
+    as passages ...")."""
     if line.page != last.page or line.rotation or last.rotation:
         return False
-    if _ENDS_SENTENCE.search(last.text) or not line.text[:1].islower():
-        return False
-    if opens_item(line.text, last.text):
+    if not carries_on(last.text, line.text):
         return False
     height = last.bbox[3] - last.bbox[1]
     gap = line.bbox[1] - last.bbox[3]
