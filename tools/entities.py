@@ -154,10 +154,15 @@ def _neighbours(store: Store, entities: list[EntityInfo]) -> dict[str, list[str]
     ties broken by id (the same order whatever order the store returned the relations in)."""
     weights = same_name_weights(store, entities)
     ids = [info.entity_id for info in entities]
+    # Two scans, each of one column against the list: DuckDB tests neither side of an OR
+    # inside its scan (10M relations: 99 against 305 ms).
     relations = store.sql().execute(
-        "SELECT source_id, target_id, sum(weight) FROM relations "
-        "WHERE source_id = ANY(?) OR target_id = ANY(?) GROUP BY source_id, target_id",
-        [ids, ids],
+        "SELECT source_id, target_id, sum(weight) FROM ("
+        " SELECT source_id, target_id, weight FROM relations WHERE source_id = ANY(?)"
+        " UNION ALL SELECT source_id, target_id, weight FROM relations"
+        " WHERE target_id = ANY(?) AND NOT source_id = ANY(?)"
+        ") AS linked GROUP BY source_id, target_id",
+        [ids, ids, ids],
     )
     for source, target, weight in relations.fetchall():
         for entity_id, other in {(source, target), (target, source)}:
@@ -190,14 +195,21 @@ def _semantic(store: Store, query: str, doc_id: str | None) -> list[tuple[str, f
 
 def _first_mentions(store: Store, hits: list[EntityHit]) -> None:
     """Each entity's first mention in document order, cited down to the sentence."""
-    con = store.sql()
+    if not hits:
+        return
+    # One query for every hit: each entity's links are a scan of the whole link table.
+    rows = store.sql().execute(
+        "SELECT entity_id, ref_table, ref_id, page_start FROM ("
+        " SELECT l.entity_id, n.ref_table, n.ref_id, n.page_start,"
+        " row_number() OVER (PARTITION BY l.entity_id ORDER BY n.ordinal) AS place"
+        " FROM entity_links l JOIN tree_nodes n ON n.node_id = l.node_id"
+        " WHERE l.entity_id = ANY(?)"
+        ") AS ranked WHERE place = 1",
+        [[hit.entity_id for hit in hits]],
+    )
+    firsts = {entity_id: rest for entity_id, *rest in rows.fetchall()}
     for hit in hits:
-        first = con.execute(
-            "SELECT n.ref_table, n.ref_id, n.page_start FROM entity_links l "
-            "JOIN tree_nodes n ON n.node_id = l.node_id WHERE l.entity_id = ? "
-            "ORDER BY n.ordinal LIMIT 1",
-            [hit.entity_id],
-        ).fetchone()
+        first = firsts.get(hit.entity_id)
         if first is None:
             continue
         target = Target(first[0], "", first[1], hit.doc_id, first[2])
