@@ -261,11 +261,13 @@ def _doc_entries(store: Store, doc_id: str) -> _DocEntries:
 
 
 def _read_doc_entries(store: Store, doc_id: str) -> _DocEntries:
-    where, params = _view_where(doc_id)
-    nodes = sorted(store.entry_keys(where, params).items())
-    entities = sorted(
-        store.entry_keys("e.doc_id = ? AND e.table_name = 'entities'", [doc_id]).items()
-    )
+    # The document's entries in one query by document, split here: asked for its entity
+    # entries, SQLite searched them by view, all 4.6M of a 10,000-paper library (350 ms
+    # against 5).
+    entries = sorted(store.entry_keys("e.doc_id = ?", [doc_id]).items())
+    views = {(t, c) for t, columns in NODE_VIEWS.items() for c in columns}
+    nodes = [(i, key) for i, key in entries if key[:2] in views]
+    entities = [(i, key) for i, key in entries if key[0] == "entities"]
     return _DocEntries(
         node_ids=np.array([i for i, _ in nodes], dtype=np.int64),
         node_rows=[(t, k) for _, (t, _, k) in nodes],
