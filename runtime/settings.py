@@ -167,7 +167,7 @@ class Settings(BaseSettings):
         "above what it maps at start).",
     )
     read_memory_mb: int = Field(
-        default=640,
+        default=512,
         ge=128,
         description="Tools but `run_sql`: memory the index's reads may hold (DuckDB's cache of "
         "table blocks, the key indexes it loads, each statement's work); a statement that needs "

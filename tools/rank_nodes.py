@@ -125,7 +125,7 @@ def rank_nodes(
     chosen = _check(query, criteria, node_types, layers, limit)
     con = store.sql()
     root_id = resolve_root(con, doc_id, section, node_id)
-    scope = _scope_nodes(con, root_id, list(node_types or DEFAULT_NODE_TYPES))
+    scope = _scope_nodes(con, doc_id, root_id, list(node_types or DEFAULT_NODE_TYPES))
     if not scope:
         raise ToolError(
             f"no nodes of types {node_types or list(DEFAULT_NODE_TYPES)} under {root_id}"
@@ -179,7 +179,7 @@ def _check(query, criteria, node_types, layers: int, limit: int) -> list[str]:
     return chosen
 
 
-def _scope_nodes(con, root_id: str, node_types: list[str]) -> list[tuple]:
+def _scope_nodes(con, doc_id: str, root_id: str, node_types: list[str]) -> list[tuple]:
     """(node_id, node_type, depth, title, page_start, page_end, ref_table, ref_id) in order."""
     return con.execute(
         f"""
@@ -187,10 +187,10 @@ def _scope_nodes(con, root_id: str, node_types: list[str]) -> list[tuple]:
         SELECT t.node_id, t.node_type, t.depth, t.title, t.page_start, t.page_end,
                t.ref_table, t.ref_id
         FROM tree_nodes t JOIN sub USING (node_id)
-        WHERE t.node_type IN ({", ".join("?" * len(node_types))})
+        WHERE t.doc_id = ? AND t.node_type IN ({", ".join("?" * len(node_types))})
         ORDER BY t.ordinal
         """,
-        [root_id, *node_types],
+        [root_id, doc_id, doc_id, doc_id, *node_types],
     ).fetchall()
 
 
