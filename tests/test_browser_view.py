@@ -266,11 +266,28 @@ def assert_text_shown(shot, rect: tuple[float, float, float, float], where: Path
     assert inked > 40, f"no text inside {rect} on the page image; see {where}"
 
 
+def wait_for_frame_to_hold(page: sync_api.Page, image: dict) -> None:
+    """Until the app's frame has grown to show the whole page image: the host sizes the frame
+    when the app reports its size, after the app has drawn (a screenshot taken between the two
+    shows the frame at its first height, the image cut off)."""
+    page.wait_for_function(
+        """(bottom) => {
+          const frame = document.querySelector("#app-frame");
+          return frame !== null && frame.getBoundingClientRect().bottom >= bottom;
+        }""",
+        arg=image["y"] + image["height"],
+        timeout=WAIT_MS,
+    )
+    # Then two frames of the page, so what the screenshot shows is painted, not only laid out.
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
 def check_page_shown(page, frame, hits, sizes, number: int, path: Path) -> None:
     on_page = [hit for hit in hits if hit["page_number"] == number]
     wait_for_page(frame, number, [cited for hit in on_page for cited in hit["cited"]])
     image = frame.locator("#page-image").bounding_box()
     assert image and image["width"] > 200, image
+    wait_for_frame_to_hold(page, image)
     shot = screenshot(page, path)
     rects = [to_screen(hit["bbox"], image, sizes[number]) for hit in on_page]
     for rect in rects:
