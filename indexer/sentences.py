@@ -1,18 +1,18 @@
 """Where each sentence of a chunk is: its span in the chunk's text and, when the parser knows
 the lines (PDF), the box of those lines on the page. That box is what a client cites.
 
-A sentence never crosses a layout block (chunks are built from paragraphs, one per block), so
-its lines sit in one column of one page and their union is a tight rectangle. A sentence that a
-page or column break cuts becomes two sentences, the first marked ``continued``.
+A sentence never crosses a paragraph (``indexer/pdf/parser.py`` joins two layout blocks only
+where one carries the other's sentence on right under it), so its lines sit in one column of one
+page and their union is a tight rectangle. A sentence that a page or column break cuts becomes two
+sentences, the first marked ``continued``.
 """
 
 from __future__ import annotations
 
 from docsym.indexer.chunking import ChunkText, LineSpan, TextUnit
 from docsym.indexer.model import BBox, Chunk, Sentence
+from docsym.language.sentences import carries_on
 from docsym.storage.boxes import union
-
-_ENDS_SENTENCE = tuple('.!?:;"”’)]')
 
 
 def sentences_of(
@@ -47,15 +47,13 @@ def box_of(lines: tuple[LineSpan, ...], start: int, end: int) -> BBox | None:
 
 
 def _continues(text: str, end: int, unit: int, units: list[TextUnit]) -> bool:
-    """A unit's last sentence without an ending, and the next unit, in lower case, starts on the
+    """A unit's last sentence, carried on (``carries_on``) by the next unit, which starts on the
     next page or back up in another column: the rest of the sentence after the break."""
     here = units[unit]
     if unit + 1 >= len(units) or not here.lines or not units[unit + 1].lines:
         return False
-    if end < len(here.text.rstrip()) or text.rstrip().endswith(_ENDS_SENTENCE):
-        return False
     following = units[unit + 1]
-    if not following.text.lstrip()[:1].islower():
+    if end < len(here.text.rstrip()) or not carries_on(text, following.text):
         return False
     last, first = here.lines[-1], following.lines[0]
     return first.page != last.page or first.bbox[1] < last.bbox[1]

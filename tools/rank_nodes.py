@@ -48,6 +48,7 @@ from docsym.tools.subtree import (
     SubtreeNode,
     fill_from_views,
     resolve_root,
+    walk_params,
 )
 
 CRITERIA = ("graph", "text", "lexical")
@@ -190,7 +191,7 @@ def _scope_nodes(con, doc_id: str, root_id: str, node_types: list[str]) -> list[
         WHERE t.doc_id = ? AND t.node_type IN ({", ".join("?" * len(node_types))})
         ORDER BY t.ordinal
         """,
-        [root_id, doc_id, doc_id, doc_id, *node_types],
+        [*walk_params(root_id, doc_id), doc_id, *node_types],
     ).fetchall()
 
 

@@ -26,11 +26,9 @@ from docsym.tools.results import (
 )
 from docsym.tools.spec import Arguments, Name, Offset, PageNumber, ToolSpec
 
-# `sub`: the ids of the tree nodes under the node bound to the first ?, that node included.
-# The node ids under a root of one document; params: root node id, doc_id, doc_id. Each step
-# joins the document's nodes only (a plain filter in the scan): over the whole library's, each
-# level of the tree was a join with all of them (10,000 papers, 1.4M nodes: 70-90 ms a call
-# against 8-15).
+# `sub`: the ids of the tree nodes under a root, the root included, bound by ``walk_params``.
+# Each step joins the root's document's nodes only (a filter DuckDB tests in its scan): a join
+# with the library's took 70-90 ms a walk at 10,000 papers, against 8-15.
 SUBTREE = """
     WITH RECURSIVE sub(node_id) AS (
         SELECT node_id FROM tree_nodes WHERE node_id = ? AND doc_id = ?
@@ -39,6 +37,13 @@ SUBTREE = """
         WHERE t.doc_id = ?
     )
 """
+
+
+def walk_params(root_id: str, doc_id: str) -> list[str]:
+    """The parameters ``SUBTREE`` binds, in order."""
+    return [root_id, doc_id, doc_id]
+
+
 MAX_NODES = 200
 TEXT_CHARS = 300
 
@@ -120,7 +125,7 @@ def select_subtree(
           AND (? OR (coalesce(t.page_end, t.page_start) >= ? AND t.page_start <= ?))
     """
     # No page filter: every node, including those of formats without pages (NULL page range).
-    params = [root_id, doc_id, doc_id, doc_id, root_id, *types, not pages, first, last]
+    params = [*walk_params(root_id, doc_id), doc_id, root_id, *types, not pages, first, last]
     counts = dict(
         con.execute(
             f"SELECT node_type, count(*) FROM ({matching}) GROUP BY node_type", params

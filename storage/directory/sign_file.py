@@ -548,7 +548,7 @@ class SignScan:
     @classmethod
     def open(cls, path: Path) -> SignScan | None:
         scan = cls(path)
-        return scan if scan._opened(lambda f, read: read) is not None else None
+        return scan if scan._opened(lambda fd, read: read) is not None else None
 
     def _opened(self, use: Callable[[int, _Read], T]) -> T | None:
         """``use(fd, read)`` on the file opened, or None when it is missing or no sign file."""
@@ -569,12 +569,12 @@ class SignScan:
 
     def rowids(self) -> np.ndarray:
         """Every record's rowid, in file order."""
-        found = self._opened(lambda fd, read: _column(fd, read, "rowid"))
+        found = self._opened(lambda fd, read: _every(fd, read, "rowid"))
         return np.empty(0, np.int64) if found is None else found
 
     def layout(self) -> tuple[Header, np.ndarray] | None:
         """The header and every record, read whole: for checking a file, not for searching."""
-        return self._opened(lambda fd, read: (read.header, _all_records(fd, read)))
+        return self._opened(lambda fd, read: (read.header, _every(fd, read)))
 
     def distances(
         self, query: np.ndarray, whole: bool = False
@@ -597,9 +597,8 @@ class SignScan:
 def _scan(
     fd: int, read: _Read, query: np.ndarray, whole: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``SignScan.distances`` over the records of the open file ``fd``. They are read block by
-    block into one buffer rather than mapped: a mapped file's pages count in the server's
-    memory once touched (490 MB at 10,000 papers), and each first touch of 4 KB is a fault."""
+    """``SignScan.distances`` over the records of the open file ``fd``, read block by block into
+    one buffer (not mapped: see the module's docstring)."""
     header = read.header
     query_bits = sign_bits(query[None, :], header.centre)[0]
     ranges = [(0, read.count)] if whole else _probed(header, query, read.count)
@@ -617,17 +616,13 @@ def _scan(
     return rowids[:at], keys[:at], distances[:at]
 
 
-def _column(fd: int, read: _Read, name: str) -> np.ndarray:
-    """One field of every record, in file order."""
-    everything = [(0, read.count)]
-    parts = [block[name].copy() for block in _blocks(fd, read.header, everything, READ_ROWS)]
-    return np.concatenate(parts) if parts else np.empty(0, np.int64)
-
-
-def _all_records(fd: int, read: _Read) -> np.ndarray:
-    everything = [(0, read.count)]
-    parts = [block.copy() for block in _blocks(fd, read.header, everything, READ_ROWS)]
-    return np.concatenate(parts) if parts else np.empty(0, read.header.record)
+def _every(fd: int, read: _Read, field: str | None = None) -> np.ndarray:
+    """Every record in file order, or only its ``field`` (a writer's sync reads the rowids
+    of millions of records: a column, not the records)."""
+    blocks = _blocks(fd, read.header, [(0, read.count)], READ_ROWS)
+    parts = [(block if field is None else block[field]).copy() for block in blocks]
+    empty = np.empty(0, read.header.record)
+    return np.concatenate(parts) if parts else (empty if field is None else empty[field])
 
 
 def _blocks(
