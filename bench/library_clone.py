@@ -10,8 +10,9 @@ of the source's library (``--library``: a path fragment, by default the copies' 
 written ``--times - 1`` times more through the index run's own sink (``DirectorySink``: DuckDB
 rows, entries, the keyword index, vectors, sign file, publishes), with every id and path holding
 its doc_id rewritten. The clones repeat their source's text, as the copies library's papers
-repeat the corpus papers. The clones have no files: run the serve and eval phases of
-bench/library_scale.py on the result, never the watch phase (its first pass would remove them).
+repeat the corpus papers. The clones have no files, and their paths lie under the source's
+library (DIR/library/clone-N/): bench/library_scale.py's watch phase on DIR10 watches DIR10/library,
+which holds none of them, so its passes remove nothing but its own probes.
 """
 
 from __future__ import annotations

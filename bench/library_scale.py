@@ -257,6 +257,7 @@ async def _watch(work: Path, probes: int) -> dict:
     from docsym.storage.backends import open_store
 
     library, index = work / "library", work / "index"
+    library.mkdir(exist_ok=True)  # a cloned library's is empty: no clone has a file under it
     made = [_probe(work / "probes", n) for n in range(probes)]
     rows = []
     with (work / "watch.stderr").open("w") as errlog:

@@ -550,6 +550,7 @@ def test_old_entity_and_relation_ids_are_rewritten_with_their_vector_keys(tmp_pa
         "UPDATE entries SET primary_key = replace(primary_key, '-ent', '-e') "
         "WHERE table_name = 'entities'"
     )
+    con.execute("DELETE FROM meta WHERE key LIKE 'rekeyed.%'")  # version 6 recorded no rekey
     con.close()
 
     report = index_paths([folder], index)

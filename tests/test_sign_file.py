@@ -100,6 +100,21 @@ def test_every_write_gives_its_records_their_entries_text_keys(tmp_path):
     assert len(set(record_keys.tolist())) == 3
 
 
+def test_a_rekey_is_done_once_unless_its_generation_was_never_published(tmp_path):
+    store = VectorStore(tmp_path / "vectors.sqlite")
+    entries = [Entry("chunks", "text", f"a:{n}", "a", 1, f"text {n}") for n in range(4)]
+    with store.replacing_documents(["a"], entries, {}):
+        pass  # published as generation 1
+    store.generation = 2
+    rename = lambda key: key.replace("a:", "c:")  # noqa: E731
+    assert store.rekey_once("keys", 1, "chunks", "a:*", rename) == 4  # recorded as of 2
+    store.discard_unpublished(1)  # a killed run: generation 2 never published
+    assert store.rekey_once("keys", 1, "chunks", "a:*", rename) == 4  # so done again
+    store.rekey = None  # published now: the next open reads no entry
+    assert store.rekey_once("keys", 2, "chunks", "a:*", rename) == 0
+    store.close()
+
+
 def test_hits_are_exact_cosines_and_match_exact_search(index):
     root, vectors = index
     assert _recall_at_10(root, vectors) >= 0.9
@@ -241,6 +256,45 @@ def test_killed_appends_and_stale_records_cost_nothing(index, tmp_path):
     assert path.stat().st_size != copied.stat().st_size
 
 
+def test_a_writer_open_reads_no_vector_of_a_covered_file_and_resyncs_a_short_one(index, tmp_path):
+    root, vectors = index
+    copy = _copied(root, tmp_path / "copy")
+    path = sign_file.signs_path(copy / "vectors.sqlite", "minilm")
+
+    def refused(*args):
+        raise AssertionError("a covered file was compared with every vector")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sign_file, "sync", refused)
+        write(copy, range(0), seed=7)  # as long as its last commit recorded: no sync
+    header, _ = _layout(copy)
+    # A crash lost the file's last records, which the vectors' commit had recorded.
+    with path.open("r+b") as f:
+        f.truncate(path.stat().st_size - 5 * sign_file.RECORD.itemsize)
+    with DirectoryStore(copy) as store:
+        assert store.sign_gaps() == {"minilm": 5}
+    write(copy, range(0), seed=7)
+    with DirectoryStore(copy) as store:
+        assert store.sign_gaps() == {"minilm": 0}
+    assert set(sign_file.SignScan.open(path).rowids().tolist()) >= set(vectors)
+
+
+def test_documents_awaiting_vectors_are_those_with_live_entries_and_none_recorded(tmp_path):
+    store = VectorStore(tmp_path / "vectors.sqlite")
+    store.ensure_collection("minilm", "test", 384)
+    for doc in ("a", "b", "c"):
+        entries = [Entry("chunks", "text", f"{doc}:{n}", doc, 1, f"{n} {doc}") for n in range(3)]
+        with store.replacing_documents([doc], entries, {}):
+            pass
+    ids = [i for i, _ in store.entries_of("a")]
+    store.add_vectors("a", "minilm", ids, clustered(np.random.default_rng(2), 3))
+    store.generation = 2
+    store.remove_documents(["c"])  # retired, not yet purged
+    assert store.awaiting_vectors("minilm") == {"b"}
+    assert store.doc_ids() == {"a", "b", "c"}  # entries live or retired
+    store.close()
+
+
 # -- the inverted file: a collection past LIST_MIN has its records grouped by list ------------
 @pytest.fixture(scope="module")
 def listed(tmp_path_factory) -> tuple[Path, dict]:
@@ -316,8 +370,9 @@ def test_vectors_appended_after_a_build_are_searched_in_the_tail_then_regrouped(
         more = write(copy, range(DOCS + 2, DOCS + 3), seed=12)
     header, records = _layout(copy)
     every = vectors | added | more
-    # The writer's open regrouped the tail it found; the new document is the next tail.
-    assert header.grouped == len(vectors) + len(added) and len(records) == len(every)
+    # The writer's publish regrouped the tail it found, and the new document with it (its open
+    # checks the file's length only: see test_a_writer_open_reads_no_vector_of_a_covered_file).
+    assert header.grouped == len(every) and len(records) == len(every)
     assert np.array_equal(header.centroids, before.centroids)  # the lists kept, not trained
     keys = _entry_keys(copy)  # the keys moved with their records
     assert records["key"].tolist() == [keys[i] for i in records["rowid"].tolist()]

@@ -224,6 +224,11 @@ class SignWriter:
         self._file.write(_records(rowids, keys, vectors, self.centre).tobytes())
         self._file.flush()  # readers map what the kernel has; no fsync: a lost tail is re-synced
 
+    @property
+    def size(self) -> int:
+        """The file's length after the records appended so far."""
+        return self._file.tell()
+
     def close(self) -> None:
         self._file.close()
 

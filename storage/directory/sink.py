@@ -79,7 +79,10 @@ class DirectorySink(Sink):
             # Entity keys of before schema version 7 (storage/ids.py), as its migration
             # rewrote the rows: published with them, so readers never see rows and keys
             # disagree.
-            self.vectors.rekey("entities", "*-e[0-9]*", lambda key: ids.current(key, "entity"))
+            self.vectors.rekey_once(
+                "entity_ids_v7", self.writer.published, "entities", "*-e[0-9]*",
+                lambda key: ids.current(key, "entity"),
+            )
             in_db = {doc_id for doc_id, _ in self.writer.documents_by_path().values()}
             self.vectors.remove_documents(self.vectors.doc_ids() - in_db)
         return in_db - self.vectors.embedded_doc_ids(self.collection) - self.awaiting_vectors()
