@@ -31,12 +31,13 @@ REPO = Path(__file__).resolve().parent.parent
 PAPERS = REPO.parent / "shared" / "corpus" / "papers"
 
 
-def make_folder(folder: Path, papers: int) -> int:
-    """``papers`` PDFs copied from the corpus papers, each distinct; their pages in all. Copies
+def make_folder(folder: Path, papers: int, first: int = 0) -> int:
+    """``papers`` PDFs copied from the corpus papers, each distinct (copies ``first``.. on, so
+    two folders made from different ``first`` share no file); their pages in all. Copies
     already in ``folder`` are kept, so a large folder can be made over several runs."""
     sources = sorted(PAPERS.glob("*.pdf"))
     pages = 0
-    for n in range(papers):
+    for n in range(first, first + papers):
         source = sources[n % len(sources)]
         with pymupdf.open(source) as doc:
             pages += doc.page_count

@@ -24,6 +24,9 @@ the next run continues it, and the figures sum its runs):
   spawn to the first tools/list answer; the server's RSS idle, and after the first call of each
   tool and then 100 mixed calls (20 each of hybrid_search, vector_search, rank_nodes,
   find_entities, select_subtree; p50/p95 over those 100).
+- grow (only when asked: it adds to the library): ``--grow N`` more papers (copies numbered
+  past the library's, in DIR/grown-K) indexed into an empty index and then into DIR/index,
+  both polled as the first index is: does a paper cost more to add to a large library?
 - watch: ``docsym serve --index DIR/index --watch DIR/library``; probe papers (a corpus paper
   with a unique word on its first page) saved into the library one at a time, each timed to
   searchable (its word's first hit) and complete (vectors written) by ``bench/watch_latency.py``'s
@@ -131,6 +134,41 @@ def _disk_bytes(index: Path) -> int:
 
 
 # -- retrieval against the corpus alone ----------------------------------------------------------
+
+
+def phase_grow(work: Path, docsym: str, papers: int) -> dict:
+    """``papers`` new copies into an empty index, then into the library's; seconds and pages
+    a second for each."""
+    import tempfile
+
+    index = work / "index"
+    before = _documents(index)
+    folder = work / f"grown-{before}"
+    folder.mkdir(exist_ok=True)
+    pages = make_folder(folder, papers, first=before)
+    with tempfile.TemporaryDirectory(dir=work) as scratch:
+        empty = timed_index(docsym, folder, Path(scratch) / "index", papers)
+    library = timed_index(docsym, folder, index, before + papers)
+    return {
+        "papers": papers,
+        "pages": pages,
+        "library_documents_before": before,
+        **{
+            f"{into}_{key}_s": found[key]
+            for into, found in (("empty", empty), ("library", library))
+            for key in ("first", "all", "complete")
+        },
+    }
+
+
+def _documents(index: Path) -> int:
+    from docsym.storage.backends import open_store
+
+    store = open_store(index)
+    try:
+        return int(store.sql().execute("SELECT count(*) FROM documents").fetchone()[0])
+    finally:
+        store.close()
 
 
 def phase_eval(work: Path, docsym: str) -> dict:
@@ -372,6 +410,16 @@ def _print_table(results: dict) -> None:
                  f"{following['searchable_s']:.1f} / {following['complete_s']:.1f} s")
             )
         rows.append(("deleted to gone from the index", f"{r['deleted_gone_s']:.1f} s"))
+    if "grow" in results:
+        r = results["grow"]
+        for into in ("empty", "library"):
+            label = "an empty index" if into == "empty" else f"{r['library_documents_before']:,}"
+            searchable, complete = r[f"{into}_all_s"], r[f"{into}_complete_s"]
+            rows.append(
+                (f"{r['papers']} more papers into {label}: searchable / complete",
+                 f"{searchable:.1f} / {complete:.1f} s "
+                 f"({r['pages'] / searchable:.1f} / {r['pages'] / complete:.1f} pages/s)")
+            )
     if "eval" in results:
         for name, by in results["eval"]["hybrid_r5"].items():
             rows.append(
@@ -387,7 +435,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--papers", type=int, required=True)
     parser.add_argument("--work", type=Path, required=True, help="library, indexes, results")
-    parser.add_argument("--phase", choices=[*PHASES, "all"], default="all")
+    parser.add_argument("--phase", choices=[*PHASES, "grow", "all"], default="all")
+    parser.add_argument("--grow", type=int, default=100, help="papers added in the grow phase")
     parser.add_argument("--redo", action="store_true", help="run recorded phases again")
     parser.add_argument("--probes", type=int, default=3, help="papers saved in the watch phase")
     parser.add_argument("--json", type=Path, help="also write the results here")
@@ -408,6 +457,7 @@ def main() -> int:
         "eval": lambda: phase_eval(work, docsym),
         "serve": lambda: phase_serve(work),
         "watch": lambda: phase_watch(work, args.probes),
+        "grow": lambda: phase_grow(work, docsym, args.grow),
     }
     for phase in PHASES if args.phase == "all" else (args.phase,):
         if phase in _load(work) and not args.redo:
