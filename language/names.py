@@ -4,8 +4,13 @@ rank_nodes): the same function on both sides, or a name found at indexing is nev
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 
+# find_entities keys every candidate's spellings, and a library repeats names ("BERT" in
+# thousands of papers): cached, the keys of a call's ~50k candidates at 10,000 papers took
+# ~20 ms instead of ~100.
+@lru_cache(maxsize=65_536)
 def normalise_name(name: str) -> str:
     """Case, spacing, hyphens and a plural 's' do not matter: 'Dense-Passage  Retrievers' and
     'dense passage retriever' get the same key."""

@@ -31,14 +31,14 @@ FUZZY_MIN = 0.86  # Jaro-Winkler similarity of names for a fuzzy match
 ENGINE_MARGIN = 0.02
 SAME_NAME_WEIGHT = 1.0
 _WORDS = re.compile(r"[a-z0-9]+")
-# Spellings the engine scores by Jaro-Winkler (aliases unnested once: a correlated subquery per
-# entity took 8x as long at 92k entities); PostgreSQL has none in core: every spelling of the
-# scope reaches the scoring there.
+# Spellings the engine scores by Jaro-Winkler, aliases only where there are any (5% of entities):
+# a correlated subquery per entity took 8x as long at 92k entities, and the aliases unnested
+# into a semi join on entity_id 195 ms a call at 10,000 papers, against 130 in the scan.
+# PostgreSQL has no Jaro-Winkler in core: every spelling of the scope reaches the scoring there.
 _SIMILAR = {
     "duckdb": (
-        "jaro_winkler_similarity(lower(name), ?) >= ? OR entity_id IN (SELECT entity_id FROM "
-        "(SELECT entity_id, unnest(aliases) AS spelling FROM entities) "
-        "WHERE jaro_winkler_similarity(lower(spelling), ?) >= ?)"
+        "jaro_winkler_similarity(lower(name), ?) >= ? OR (array_length(aliases, 1) > 0 AND "
+        "list_max(list_transform(aliases, lambda s: jaro_winkler_similarity(lower(s), ?))) >= ?)"
     ),
     "postgresql": "TRUE",
 }
@@ -159,6 +159,10 @@ def _holding(words: list[str]) -> tuple[str, list]:
     empty: a key of no ASCII letter or digit is decided here, over every spelling)."""
     if not words or not all(words):
         return "TRUE", []
-    aliases = "lower(coalesce(array_to_string(aliases, ' '), ''))"
-    sql = " OR ".join(f"strpos(lower(name), ?) > 0 OR strpos({aliases}, ?) > 0" for _ in words)
-    return sql, [w for word in words for w in (word, word)]
+    in_names = " OR ".join("strpos(lower(name), ?) > 0" for _ in words)
+    # Aliases joined only where there are any (5% of 4.7M entities at 10,000 papers): joined for
+    # every entity, they took 316 ms a scan for five words against 136 (``/tmp`` probe).
+    joined = "lower(array_to_string(aliases, ' '))"
+    in_aliases = " OR ".join(f"strpos({joined}, ?) > 0" for _ in words)
+    sql = f"({in_names}) OR (array_length(aliases, 1) > 0 AND ({in_aliases}))"
+    return sql, [*words, *words]
