@@ -31,10 +31,10 @@ FUZZY_MIN = 0.86  # Jaro-Winkler similarity of names for a fuzzy match
 ENGINE_MARGIN = 0.02
 SAME_NAME_WEIGHT = 1.0
 _WORDS = re.compile(r"[a-z0-9]+")
-# Spellings the engine scores by Jaro-Winkler, aliases only where there are any (5% of entities):
-# a correlated subquery per entity took 8x as long at 92k entities, and the aliases unnested
-# into a semi join on entity_id 195 ms a call at 10,000 papers, against 130 in the scan.
-# PostgreSQL has no Jaro-Winkler in core: every spelling of the scope reaches the scoring there.
+# Spellings the engine scores by Jaro-Winkler, in its scan, aliases only where there are any
+# (few entities have them): a correlated subquery per entity, or the aliases unnested into a
+# semi join on entity_id, took longer. PostgreSQL has no Jaro-Winkler in core: every spelling of
+# the scope reaches the scoring there.
 _SIMILAR = {
     "duckdb": (
         "jaro_winkler_similarity(lower(name), ?) >= ? OR (array_length(aliases, 1) > 0 AND "
@@ -160,8 +160,7 @@ def _holding(words: list[str]) -> tuple[str, list]:
     if not words or not all(words):
         return "TRUE", []
     in_names = " OR ".join("strpos(lower(name), ?) > 0" for _ in words)
-    # Aliases joined only where there are any (5% of 4.7M entities at 10,000 papers): joined for
-    # every entity, they took 316 ms a scan for five words against 136 (``/tmp`` probe).
+    # Aliases joined into one string only where there are any: few entities have them.
     joined = "lower(array_to_string(aliases, ' '))"
     in_aliases = " OR ".join(f"strpos({joined}, ?) > 0" for _ in words)
     sql = f"({in_names}) OR (array_length(aliases, 1) > 0 AND ({in_aliases}))"

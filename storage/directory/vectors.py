@@ -104,8 +104,8 @@ def opened_immutable(con: apsw.Connection) -> bool:
 
 def entry_doc_ids(con: apsw.Connection) -> list[str]:
     """Every document with entries, live or retired, sorted: one search of ``entries_doc`` per
-    document, skipping from each doc_id to the next. ``SELECT DISTINCT`` reads every entry
-    instead (1.5 s warm at 7.6M entries, and the whole table's pages cold)."""
+    document, skipping from each doc_id to the next, where ``SELECT DISTINCT`` would read every
+    entry (a writer's open and a server's first search after a publish list them)."""
     rows = con.execute(
         "WITH RECURSIVE d(doc_id) AS (SELECT min(doc_id) FROM entries UNION ALL "
         "SELECT (SELECT min(doc_id) FROM entries WHERE doc_id > d.doc_id) FROM d "
@@ -134,7 +134,7 @@ def awaiting_vectors(con: apsw.Connection, collections: list[str], live: str) ->
     }
 
 
-def signs_length_key(collection: str) -> str:
+def _signs_length_key(collection: str) -> str:
     """The ``meta`` key of the sign file's length when it last covered every vector."""
     return f"signs.{collection}"
 
@@ -451,15 +451,16 @@ class VectorStore:
         self, name: str, published: int, table_name: str, glob: str,
         rename: Callable[[str], str | None],
     ) -> int:
-        """``rekey``, unless a rekey recorded as ``name`` is in generation ``published`` already:
-        the glob reads every entry of the view (0.5-0.9 s at 10,000 papers), at every writer's
-        open. A killed run's rekey is undone with its generation, and done again."""
-        done = self._meta(f"rekeyed.{name}")
+        """``rekey``, unless a rekey recorded as ``name`` is in generation ``published`` already
+        (its glob reads every entry of the view). A killed run's rekey is undone with its
+        generation, and done again."""
+        record = f"rekeyed.{name}"
+        done = self._meta(record)
         if done is not None and int(done) <= published:
             return 0
         count = self.rekey(table_name, glob, rename)
         with self.con:  # nothing rekeyed: the published generation is as it should be
-            self._set_meta(f"rekeyed.{name}", str(self.generation if count else published))
+            self._set_meta(record, str(self.generation if count else published))
         return count
 
     def rekey(self, table_name: str, glob: str, rename: Callable[[str], str | None]) -> int:
@@ -562,8 +563,7 @@ class VectorStore:
         """At a writer's open: each dense collection's sign file covers all its vectors (built
         for an index written before sign files; appended to after a crash lost its tail).
         Checked against every vector only when the file is shorter than its last recorded
-        length, since that comparison reads the whole file and every vector's rowid (2.5 s
-        warm at 7.6M vectors, 40 s cold)."""
+        length, since that comparison reads the whole file and every vector's rowid."""
         done = {}
         for name in self.dense_collections():
             self._rechunk(name)
@@ -580,7 +580,7 @@ class VectorStore:
         vector: each commit writing vectors records the file's length after their records
         (``_append_signs``), and each rebuild the new file's. A longer file holds a rolled
         back transaction's records too, which readers skip."""
-        recorded = self._meta(signs_length_key(name))
+        recorded = self._meta(_signs_length_key(name))
         try:
             size = path.stat().st_size
         except FileNotFoundError:
@@ -593,7 +593,7 @@ class VectorStore:
         """The file's length now, when it covers every vector (after a build or a sync)."""
         if path.exists():
             with self.con:
-                self._set_meta(signs_length_key(name), str(path.stat().st_size))
+                self._set_meta(_signs_length_key(name), str(path.stat().st_size))
 
     def _rechunk(self, name: str) -> None:
         """A collection written before CHUNK_SIZE is copied into small chunks, once. vec0 cannot
@@ -630,7 +630,8 @@ class VectorStore:
             writer = sign_file.SignWriter.open(path) or sign_file.SignWriter.create(path, matrix)
             self._signs[collection] = writer
         writer.append(ids, keys, matrix)
-        self._set_meta(signs_length_key(collection), str(writer.size))  # committed with the vectors
+        # Committed with the vectors: the file's length that covers them.
+        self._set_meta(_signs_length_key(collection), str(writer.size))
 
     def _refresh_signs(self) -> None:
         """After a publish: rebuild a sign file that purges left mostly stale, or whose centre
