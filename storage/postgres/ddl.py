@@ -178,9 +178,15 @@ def awaiting_vectors(vector_tables: list[str]) -> str:
     has_vector = " OR ".join(
         f"EXISTS (SELECT 1 FROM {table} v WHERE v.id = e.id)" for table in vector_tables
     )
+    # The documents skipped through from one doc_id to the next on entries_doc, and each asked
+    # for one entry with a vector: a GROUP BY read every entry of the library.
     return (
-        f"SELECT e.doc_id FROM {ENTRIES} e GROUP BY e.doc_id "
-        f"HAVING NOT bool_or({has_vector or 'false'})"
+        "WITH RECURSIVE d(doc_id) AS ("
+        f"(SELECT doc_id FROM {ENTRIES} ORDER BY doc_id LIMIT 1) UNION ALL "
+        f"SELECT (SELECT e.doc_id FROM {ENTRIES} e WHERE e.doc_id > d.doc_id "
+        "ORDER BY e.doc_id LIMIT 1) FROM d WHERE d.doc_id IS NOT NULL) "
+        "SELECT doc_id FROM d WHERE doc_id IS NOT NULL AND NOT EXISTS "
+        f"(SELECT 1 FROM {ENTRIES} e WHERE e.doc_id = d.doc_id AND ({has_vector or 'false'}))"
     )
 
 
