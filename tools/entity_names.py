@@ -22,7 +22,7 @@ from rapidfuzz.distance import JaroWinkler
 
 from docsym.language.names import normalise_name
 from docsym.storage.store import Store
-from docsym.tools.graph import ENTITY_COLUMNS, EntityInfo, entity_info
+from docsym.tools.graph import ENTITY_COLUMNS, EntityInfo, entity_info, name_keys
 
 FUZZY_MIN = 0.86  # Jaro-Winkler similarity of names for a fuzzy match
 # The engine's Jaro-Winkler narrows the spellings a little below FUZZY_MIN: DuckDB's agreed with
@@ -31,6 +31,8 @@ FUZZY_MIN = 0.86  # Jaro-Winkler similarity of names for a fuzzy match
 ENGINE_MARGIN = 0.02
 SAME_NAME_WEIGHT = 1.0
 _WORDS = re.compile(r"[a-z0-9]+")
+_COLUMNS = [column.strip() for column in ENTITY_COLUMNS.split(",")]
+_NAME, _ALIASES = _COLUMNS.index("name"), _COLUMNS.index("aliases")
 # Spellings the engine scores by Jaro-Winkler, in its scan, aliases only where there are any
 # (few entities have them): a correlated subquery per entity, or the aliases unnested into a
 # semi join on entity_id, took longer. PostgreSQL has no Jaro-Winkler in core: every spelling of
@@ -142,9 +144,13 @@ def _chains(store: Store, keys: set[str]) -> dict[str, list[EntityInfo]]:
     )
     chains: dict[str, list[EntityInfo]] = defaultdict(list)
     for row in rows:
-        info = entity_info(row)
-        for key in info.name_keys() & keys:
-            chains[key].append(info)
+        # Keyed from the row first: most rows only hold the word (a library's "BERT" chain
+        # comes with every "RoBERTa"), and need no EntityInfo.
+        named = name_keys(row[_NAME], row[_ALIASES] or ()) & keys
+        if named:
+            info = entity_info(row)
+            for key in named:
+                chains[key].append(info)
     return chains
 
 

@@ -12,6 +12,7 @@ documents it was asked about, whatever the library's size.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,12 @@ class EntityInfo:
 
     def name_keys(self) -> set[str]:
         """The normalised name and aliases it is found by."""
-        return {normalise_name(n) for n in (self.name, *self.aliases)}
+        return name_keys(self.name, self.aliases)
+
+
+def name_keys(name: str, aliases: Iterable[str]) -> set[str]:
+    """The keys an entity of ``name`` and ``aliases`` is found by."""
+    return {normalise_name(n) for n in (name, *aliases)}
 
 
 ENTITY_COLUMNS = "entity_id, doc_id, name, entity_type, aliases, mention_count, node_count"
