@@ -31,6 +31,28 @@ def test_find_entities_by_alias_fuzzy_and_with_linked_sections(corpus_store, cor
     assert len({h.doc_id for h in everywhere}) >= 3  # BM25 appears in several papers
 
 
+def test_enough_exact_names_are_the_hits_without_spellings_or_vectors(
+    corpus_store, monkeypatch
+) -> None:
+    """A common name's exact matches fill the hits: the search for spellings and vectors is
+    skipped, and the hits are those of the whole search."""
+    import docsym.tools.entities as entities
+
+    (name, count), *_ = corpus_store.sql().execute(
+        "SELECT name, count(*) AS n FROM entities GROUP BY name ORDER BY n DESC, name LIMIT 1"
+    ).fetchall()
+    assert count >= 3
+    calls = []
+    whole_search = entities._semantic
+    monkeypatch.setattr(entities, "_semantic", lambda *a: calls.append(a) or whole_search(*a))
+    short = find_entities(corpus_store, name, limit=3)
+    assert not calls and [h.matched for h in short.hits] == ["exact"] * 3
+    monkeypatch.setattr(entities, "_exact_enough", lambda *a, **k: False)
+    whole = find_entities(corpus_store, name, limit=3)
+    assert calls  # the whole search looked for vectors too
+    assert [h.model_dump() for h in whole.hits] == [h.model_dump() for h in short.hits]
+
+
 def test_find_entities_refuses_bad_calls(corpus_store) -> None:
     with pytest.raises(ToolError, match="empty"):
         find_entities(corpus_store, "  ")

@@ -4,12 +4,13 @@ select those sections' subtrees or rank their nodes."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from docsym.storage.store import Store
-from docsym.tools.entity_names import match_names, same_name_weights
+from docsym.tools.entity_names import NameMatch, match_names, same_name_weights
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.evidence import Evidence, Target, find_evidence
 from docsym.tools.graph import ENTITY_COLUMNS, EntityInfo, entity_info
@@ -108,19 +109,20 @@ def find_entities(
         and con.execute("SELECT 1 FROM documents WHERE doc_id = ?", [doc_id]).fetchone() is None
     ):
         raise NotFoundError(f"no document {doc_id!r}; call list_documents for the doc_ids")
-    found = {m.info.entity_id: m for m in match_names(store, query, doc_id)}
+    enough = partial(_exact_enough, limit=limit, entity_types=entity_types)
+    matches, complete = match_names(store, query, doc_id, enough)
+    found = {m.info.entity_id: m for m in matches}
     infos = {entity_id: m.info for entity_id, m in found.items()}
     scores = {entity_id: (m.score, m.how) for entity_id, m in found.items()}
     semantic = [
         (entity_id, similarity)
-        for entity_id, similarity in _semantic(store, query, doc_id)
+        for entity_id, similarity in ([] if complete else _semantic(store, query, doc_id))
         if similarity >= SEMANTIC_MIN and entity_id not in scores
     ]
     infos.update(_entities(con, [entity_id for entity_id, _ in semantic]))
     for entity_id, similarity in semantic:
         scores[entity_id] = (similarity, "semantic")
-    if entity_types:
-        scores = {i: s for i, s in scores.items() if infos[i].entity_type in entity_types}
+    scores = {i: s for i, s in scores.items() if _of_types(infos[i], entity_types)}
     ranked = sorted(scores.items(), key=lambda item: (-item[1][0], -infos[item[0]].mention_count))
     ranked = ranked[:limit]
     descriptions = dict(
@@ -139,6 +141,17 @@ def find_entities(
     if not hits:
         note = "No entity matches; try another spelling, hybrid_search, or drop the doc_id."
     return EntityResult(query=query, hits=hits, note=note)
+
+
+def _exact_enough(named: list[NameMatch], limit: int, entity_types: list[str] | None) -> bool:
+    """``limit`` exact names of the types asked for: they are the hits, as nothing else scores
+    1.0 (an alias 0.98, a spelling at most 0.9; a semantic match only with the name's vector)."""
+    exact = [m for m in named if m.how == "exact" and _of_types(m.info, entity_types)]
+    return len(exact) >= limit
+
+
+def _of_types(info: EntityInfo, entity_types: list[str] | None) -> bool:
+    return not entity_types or info.entity_type in entity_types
 
 
 def _entities(con, entity_ids: list[str]) -> dict[str, EntityInfo]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,17 +56,23 @@ class NameMatch:
     how: str  # exact, alias or fuzzy
 
 
-def match_names(store: Store, query: str, doc_id: str | None) -> list[NameMatch]:
+def match_names(
+    store: Store, query: str, doc_id: str | None, enough: Callable[[list[NameMatch]], bool]
+) -> tuple[list[NameMatch], bool]:
     """Entities whose normalised name or alias is the query's (exact, alias), then those spelt
-    like it or whose name holds it (fuzzy), each group in the order the index stores them."""
+    like it or whose name holds it (fuzzy), each group in the order the index stores them; and
+    whether the first group was ``enough``, when the fuzzy ones are not looked for (in a large
+    library a common name's exact matches come with tens of thousands of names holding it)."""
     key = normalise_name(query)
     candidates = _candidates(store, key, doc_id)
     matches = [_named(info, key) for info in candidates if key in info.name_keys()]
+    if enough(matches):
+        return matches, True
     named = {m.info.entity_id for m in matches}
     for info, similarity in _fuzzy(candidates, key):
         if info.entity_id not in named:
             matches.append(NameMatch(info, 0.9 * (similarity or FUZZY_MIN), "fuzzy"))
-    return matches
+    return matches, False
 
 
 def _named(info: EntityInfo, key: str) -> NameMatch:
