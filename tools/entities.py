@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from docsym.storage.store import Store
-from docsym.tools.entity_names import NameMatch, match_names, same_name_weights
+from docsym.tools.entity_names import LibraryRead, NameMatch, match_names, same_name_weights
 from docsym.tools.errors import NotFoundError, ToolError
 from docsym.tools.evidence import Evidence, Target, find_evidence
 from docsym.tools.graph import ENTITY_COLUMNS, EntityInfo, entity_info
@@ -110,13 +110,13 @@ def find_entities(
     ):
         raise NotFoundError(f"no document {doc_id!r}; call list_documents for the doc_ids")
     enough = partial(_exact_enough, limit=limit, entity_types=entity_types)
-    matches, complete = match_names(store, query, doc_id, enough)
-    found = {m.info.entity_id: m for m in matches}
+    search = match_names(store, query, doc_id, enough)
+    found = {m.info.entity_id: m for m in search.matches}
     infos = {entity_id: m.info for entity_id, m in found.items()}
     scores = {entity_id: (m.score, m.how) for entity_id, m in found.items()}
     semantic = [
         (entity_id, similarity)
-        for entity_id, similarity in ([] if complete else _semantic(store, query, doc_id))
+        for entity_id, similarity in ([] if search.complete else _semantic(store, query, doc_id))
         if similarity >= SEMANTIC_MIN and entity_id not in scores
     ]
     infos.update(_entities(con, [entity_id for entity_id, _ in semantic]))
@@ -131,7 +131,7 @@ def find_entities(
             [[entity_id for entity_id, _ in ranked]],
         ).fetchall()
     )
-    neighbours = _neighbours(store, [infos[entity_id] for entity_id, _ in ranked])
+    neighbours = _neighbours(store, [infos[entity_id] for entity_id, _ in ranked], search.read)
     hits = [
         _hit(con, infos[entity_id], (score, how), descriptions.get(entity_id), neighbours)
         for entity_id, (score, how) in ranked
@@ -161,11 +161,13 @@ def _entities(con, entity_ids: list[str]) -> dict[str, EntityInfo]:
     return {row[0]: entity_info(row) for row in rows}
 
 
-def _neighbours(store: Store, entities: list[EntityInfo]) -> dict[str, list[str]]:
+def _neighbours(
+    store: Store, entities: list[EntityInfo], read: LibraryRead | None
+) -> dict[str, list[str]]:
     """entity id -> the names of its most strongly related entities: its relations in its
     document (both ways summed) and its links to entities of the same name in other documents,
     ties broken by id (the same order whatever order the store returned the relations in)."""
-    weights = same_name_weights(store, entities)
+    weights = same_name_weights(store, entities, read)
     ids = [info.entity_id for info in entities]
     # Two scans, each of one column against the list: DuckDB tests neither side of an OR
     # inside its scan (10M relations: 99 against 305 ms).

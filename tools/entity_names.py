@@ -56,23 +56,41 @@ class NameMatch:
     how: str  # exact, alias or fuzzy
 
 
+@dataclass(frozen=True)
+class LibraryRead:
+    """The entities a name search read from the whole library, in stored order: every one whose
+    name or an alias holds ``word``, and others spelt alike. A same-name chain of a key holding
+    ``word`` is among them, so ``same_name_weights`` need not read them again."""
+
+    word: str
+    entities: list[EntityInfo]
+
+
+@dataclass(frozen=True)
+class NameSearch:
+    matches: list[NameMatch]
+    complete: bool  # the exact matches were enough: no fuzzy ones were looked for
+    read: LibraryRead | None  # None for a search within one document
+
+
 def match_names(
     store: Store, query: str, doc_id: str | None, enough: Callable[[list[NameMatch]], bool]
-) -> tuple[list[NameMatch], bool]:
+) -> NameSearch:
     """Entities whose normalised name or alias is the query's (exact, alias), then those spelt
-    like it or whose name holds it (fuzzy), each group in the order the index stores them; and
-    whether the first group was ``enough``, when the fuzzy ones are not looked for (in a large
-    library a common name's exact matches come with tens of thousands of names holding it)."""
+    like it or whose name holds it (fuzzy), each group in the order the index stores them,
+    unless the first group is ``enough`` (in a large library a common name's exact matches come
+    with tens of thousands of names holding it)."""
     key = normalise_name(query)
     candidates = _candidates(store, key, doc_id)
+    read = None if doc_id else LibraryRead(_longest_word(key), candidates)
     matches = [_named(info, key) for info in candidates if key in info.name_keys()]
     if enough(matches):
-        return matches, True
+        return NameSearch(matches, True, read)
     named = {m.info.entity_id for m in matches}
     for info, similarity in _fuzzy(candidates, key):
         if info.entity_id not in named:
             matches.append(NameMatch(info, 0.9 * (similarity or FUZZY_MIN), "fuzzy"))
-    return matches, False
+    return NameSearch(matches, False, read)
 
 
 def _named(info: EntityInfo, key: str) -> NameMatch:
@@ -116,11 +134,14 @@ def _fuzzy(candidates: list[EntityInfo], key: str) -> list[tuple[EntityInfo, flo
     ]
 
 
-def same_name_weights(store: Store, entities: list[EntityInfo]) -> dict[str, dict[str, float]]:
+def same_name_weights(
+    store: Store, entities: list[EntityInfo], read: LibraryRead | None = None
+) -> dict[str, dict[str, float]]:
     """entity id -> {entity of another document sharing a key: link weight}: along each key's
-    entities in stored order, each is linked to the next when their documents differ."""
+    entities in stored order, each is linked to the next when their documents differ. The
+    chains of keys holding ``read``'s word are taken from it."""
     keys = {key for info in entities for key in info.name_keys()}
-    chains = _chains(store, keys)
+    chains = _chains(store, keys, read)
     weights: dict[str, dict[str, float]] = {info.entity_id: defaultdict(float) for info in entities}
     for info in entities:
         for key in info.name_keys():
@@ -136,21 +157,23 @@ def same_name_weights(store: Store, entities: list[EntityInfo]) -> dict[str, dic
     return {entity_id: dict(found) for entity_id, found in weights.items()}
 
 
-def _chains(store: Store, keys: set[str]) -> dict[str, list[EntityInfo]]:
-    """key -> every entity of the library it names, in stored order, in one query."""
-    if not keys:
-        return {}
-    holds, params = _holding([_longest_word(key) for key in keys])
-    rows = (
-        store.sql()
-        .execute(
-            f"SELECT {ENTITY_COLUMNS} FROM entities WHERE {holds}",
-            params,
-        )
-        .fetchall()
-    )
+def _chains(
+    store: Store, keys: set[str], read: LibraryRead | None
+) -> dict[str, list[EntityInfo]]:
+    """key -> every entity of the library it names, in stored order: from ``read`` for the keys
+    holding its word (every spelling normalised to a key holds the key's longest word), the
+    others in one query."""
     chains: dict[str, list[EntityInfo]] = defaultdict(list)
-    for row in rows:
+    known = {key for key in keys if read is not None and _longest_word(key) == read.word}
+    for info in read.entities if known and read is not None else ():
+        for key in info.name_keys() & known:
+            chains[key].append(info)
+    keys = keys - known
+    if not keys:
+        return chains
+    holds, params = _holding([_longest_word(key) for key in keys])
+    rows = store.sql().execute(f"SELECT {ENTITY_COLUMNS} FROM entities WHERE {holds}", params)
+    for row in rows.fetchall():
         # Keyed from the row first: most rows only hold the word (a library's "BERT" chain
         # comes with every "RoBERTa"), and need no EntityInfo.
         named = name_keys(row[_NAME], row[_ALIASES] or ()) & keys
