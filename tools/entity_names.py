@@ -164,11 +164,12 @@ def _chains(
     holding its word (every spelling normalised to a key holds the key's longest word), the
     others in one query."""
     chains: dict[str, list[EntityInfo]] = defaultdict(list)
-    known = {key for key in keys if read is not None and _longest_word(key) == read.word}
-    for info in read.entities if known and read is not None else ():
-        for key in info.name_keys() & known:
-            chains[key].append(info)
-    keys = keys - known
+    if read is not None:
+        known = {key for key in keys if _longest_word(key) == read.word}
+        for info in read.entities if known else ():
+            for key in info.name_keys() & known:
+                chains[key].append(info)
+        keys = keys - known
     if not keys:
         return chains
     holds, params = _holding([_longest_word(key) for key in keys])

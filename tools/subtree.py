@@ -27,8 +27,8 @@ from docsym.tools.results import (
 from docsym.tools.spec import Arguments, Name, Offset, PageNumber, ToolSpec
 
 # `sub`: the ids of the tree nodes under a root, the root included, bound by ``walk_params``.
-# Each step joins the root's document's nodes only (a filter DuckDB tests in its scan): a join
-# with the library's took 70-90 ms a walk at 10,000 papers, against 8-15.
+# Each step joins the root's document's nodes only (a filter DuckDB tests in its scan), not the
+# library's.
 SUBTREE = """
     WITH RECURSIVE sub(node_id) AS (
         SELECT node_id FROM tree_nodes WHERE node_id = ? AND doc_id = ?
