@@ -23,7 +23,8 @@ the next run continues it, and the figures sum its runs):
 - serve: ``docsym serve --index DIR/index`` under the mcp SDK's stdio client: seconds from the
   spawn to the first tools/list answer; the server's RSS idle, and after the first call of each
   tool and then 100 mixed calls (20 each of hybrid_search, vector_search, rank_nodes,
-  find_entities, select_subtree; p50/p95 over those 100).
+  find_entities, select_subtree, in turn). The calls go on in turn to SAMPLES of each tool, and
+  p50/p95 are over those (a p50 of 20 calls moved by 30 ms between runs).
 - grow (only when asked: it adds to the library): ``--grow N`` more papers (copies numbered
   past the library's, in DIR/grown-K) indexed into an empty index and then into DIR/index,
   both polled as the first index is: does a paper cost more to add to a large library?
@@ -72,6 +73,8 @@ QA_SETS = {
     "held-out": REPO / "bench" / "qa" / "docsym_qa.jsonl",
 }
 TOOLS = ("hybrid_search", "vector_search", "rank_nodes", "find_entities", "select_subtree")
+MIXED_CALLS = 100  # the calls before the server's RSS is read
+SAMPLES = 80  # calls of each tool timed (the mixed calls' and as many more, in the same turn)
 ENTITIES = ("BM25", "DPR", "SPECTER", "Natural Questions", "S2ORC", "TableFormer", "BERT")
 PHASES = ("index", "eval", "serve", "watch")
 PROBE_SOURCE = PAPERS / "2020.acl-main.207_specter.pdf"
@@ -222,16 +225,19 @@ async def _serve(work: Path) -> dict:
             for tool in TOOLS:  # each tool's first call loads what it needs
                 first[tool] = await _timed(client, *calls[tool][0])
             samples: dict[str, list[float]] = {tool: [] for tool in TOOLS}
-            for k in range(100):
+            for k in range(SAMPLES * len(TOOLS)):
+                if k == MIXED_CALLS:
+                    after = process.memory_info()
                 tool = TOOLS[k % len(TOOLS)]
                 samples[tool].append(await _timed(client, *calls[tool][1 + k // len(TOOLS)]))
-            after = process.memory_info()
+            after_all = process.memory_info().rss
     return {
         "start_s": start_s,
         "rss_idle_mb": idle / 2**20,
         "rss_after_mb": after.rss / 2**20,
         # Pages of mapped files (the sign file, the libraries): the kernel's to drop, shared.
         "rss_after_file_mb": after.shared / 2**20,
+        "rss_after_all_mb": after_all / 2**20,
         "first_call_ms": first,
         "latency_ms": {
             tool: {"p50": statistics.median(ms), "p95": percentile(ms, 0.95), "n": len(ms)}
@@ -257,13 +263,14 @@ def _server_process() -> psutil.Process:
 
 
 async def _calls(client: Client) -> dict[str, list[tuple[str, dict]]]:
-    """21 distinct calls of each tool: questions from the QA sets, documents of the corpus."""
+    """1 + SAMPLES calls of each tool: questions from the QA sets (81), documents of the
+    library, the names of ENTITIES."""
     questions = [json.loads(line)["question"] for path in QA_SETS.values()
                  for line in path.read_text().splitlines() if line.strip()]
     listed = (await client.call_tool("list_documents", {"limit": 200})).structured_content
     doc_ids = [row[listed["columns"].index("doc_id")] for row in listed["rows"]]
     calls: dict[str, list[tuple[str, dict]]] = {tool: [] for tool in TOOLS}
-    for n in range(21):
+    for n in range(1 + SAMPLES):
         question, doc_id = questions[n % len(questions)], doc_ids[n % len(doc_ids)]
         calls["hybrid_search"].append(("hybrid_search", {"query": question}))
         calls["vector_search"].append(
@@ -391,6 +398,9 @@ def _print_table(results: dict) -> None:
                 f"{r['rss_after_mb']:.0f} MB ({r.get('rss_after_file_mb', 0):.0f} MB of it files)",
             ),
         ]
+        if "rss_after_all_mb" in r:
+            label = f"server RSS after {SAMPLES * len(TOOLS)} mixed calls"
+            rows.append((label, f"{r['rss_after_all_mb']:.0f} MB"))
         for tool, ms in r["latency_ms"].items():
             first = r["first_call_ms"][tool]
             rows.append(

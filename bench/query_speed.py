@@ -1,15 +1,16 @@
 """hybrid_search latency on a real index: p50/p95 wall time, CPU per query, and where it goes.
 
-    python bench/query_speed.py (--index DIR | --store URL) [--repeat 1] [--default-gc]
+    python bench/query_speed.py (--index DIR | --store URL) [--repeat 1] [--untuned]
 
 Questions are those of ../shared/dev-qa/qa.jsonl and bench/qa/docsym_qa.jsonl; each is asked
 ``--repeat`` times in one warm process (three other questions are asked before timing, so the
 encoder and the connections are loaded; a repeat reuses the question's vector, as a server
-does), with the garbage collector tuned as
-``docsym serve`` tunes it (``--default-gc`` leaves CPython's defaults). Prints, over all calls,
-the p50 and p95 of wall time and the mean CPU time (both cores count), then the mean time of
-each stage of a call: query encoding, BM25, dense search, the cosine of BM25-only candidates,
-entry lookup, fusion and the evidence finder (sentence, row and box of each hit).
+does), in a process tuned as ``docsym serve`` tunes itself: the garbage collector, and matrix
+products in one thread (``--untuned``, once ``--default-gc``, leaves CPython's and OpenBLAS's
+defaults). Prints, over all calls, the p50 and p95 of wall time and the mean CPU time (both
+cores count), then the mean time of each stage of a call: query encoding, BM25, dense search,
+the cosine of BM25-only candidates, entry lookup, reading the question, fusion and the evidence
+finder (sentence, row and box of each hit).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ sys.path.insert(0, str(REPO))
 
 import docsym.tools.search as search  # noqa: E402
 from bench.stats import percentile  # noqa: E402
-from docsym.mcp_server.server import tune_garbage_collection  # noqa: E402
+from docsym.mcp_server.server import tune_serving_process  # noqa: E402
 from docsym.storage.backends import open_store  # noqa: E402
 from docsym.storage.store import Store  # noqa: E402
 from docsym.tools.evaluate import load_qa  # noqa: E402
@@ -47,14 +48,16 @@ def main() -> None:
     where.add_argument("--index", type=Path, help="an index directory")
     where.add_argument("--store", help="a shared PostgreSQL store")
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--default-gc", action="store_true", help="CPython's collector settings")
+    parser.add_argument(
+        "--untuned", "--default-gc", action="store_true", help="CPython's and OpenBLAS's defaults"
+    )
     args = parser.parse_args()
     store = open_store(args.store or args.index)
     questions = [item.question for path in QA for item in load_qa(path)]
     for question in WARM_UP:
         search.hybrid_search(store, question)
-    if not args.default_gc:
-        tune_garbage_collection()
+    if not args.untuned:
+        tune_serving_process()
     stages = _instrument(store)
     wall, cpu = [], []
     for _ in range(args.repeat):
@@ -92,7 +95,9 @@ def _instrument(store: Store) -> dict[str, list[float]]:
     store.dense = timed("dense", store.dense)
     store.similarities = timed("cosine of the rest", store.similarities)
     store.entries = timed("entries", store.entries)
-    search.fuse = timed("fusion", search.fuse)
+    search.prepare = timed("question", search.prepare)
+    search.Fusion.__init__ = timed("fusion", search.Fusion.__init__)
+    search.Fusion.ranked = timed("fusion", search.Fusion.ranked)
     search.find_evidence = timed("evidence", search.find_evidence)
     return stages
 

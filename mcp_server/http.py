@@ -43,7 +43,7 @@ from docsym.mcp_server.http_limits import (
     open_session_ids,
     request_deadline_protocol,
 )
-from docsym.mcp_server.server import build_server, tune_garbage_collection
+from docsym.mcp_server.server import build_server, tune_serving_process
 from docsym.runtime.settings import get_settings
 
 log = logging.getLogger("docsym.mcp.http")
@@ -99,7 +99,7 @@ def serve_http(
     """Serve until interrupted."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     app = http_app(index, host, port, token, allowed_origins)
-    tune_garbage_collection()
+    tune_serving_process()
     auth = "bearer token required" if token else "no token"
     print(f"docsym MCP at http://{_host_port(host, port)}{MCP_PATH} ({auth})", file=sys.stderr)
     # The token is printed once, as the fragment of the URL to open (what Jupyter does): the

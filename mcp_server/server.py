@@ -52,6 +52,7 @@ from mcp.types import (
     ToolAnnotations,
 )
 from pydantic import ValidationError
+from threadpoolctl import threadpool_limits
 
 from docsym.mcp_server.evidence_app import (
     APP_META,
@@ -416,8 +417,23 @@ def _add_completions(server: MCPServer, store: Store) -> None:
 def serve_stdio(index: Path | str) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     server = build_server(index)
-    tune_garbage_collection()
+    tune_serving_process()
     server.run("stdio")
+
+
+def tune_serving_process() -> None:
+    """What a serving process sets once, before its first answer."""
+    tune_garbage_collection()
+    one_blas_thread()
+
+
+def one_blas_thread() -> None:
+    """Matrix products in this thread only. A call's products are small (a question against the
+    sign file's list centroids, or against a few hundred candidates), and OpenBLAS's threads
+    spin for a while after each one: in a server, a core's worth of spinning took the core that
+    BM25's thread and other calls were running on (docs/RESULTS.md). Only serving processes
+    do this: an index run's k-means over millions of vectors is faster on both cores."""
+    threadpool_limits(limits=1, user_api="blas")
 
 
 def tune_garbage_collection() -> None:

@@ -74,17 +74,27 @@ def test_demo_answers_from_a_table_cell(tmp_path: Path, capsys) -> None:
     assert "Answer: 0.91 (Table 1" in out
 
 
-def test_a_serving_process_collects_cycles_rarely() -> None:
-    """What ``docsym serve`` does to the collector before it answers (here, then undone)."""
+def test_a_serving_process_collects_cycles_rarely_and_multiplies_in_one_thread() -> None:
+    """What ``docsym serve`` does to the collector and to numpy's BLAS before it answers (here,
+    then undone)."""
     import gc
 
-    from docsym.mcp_server.server import GC_THRESHOLDS, tune_garbage_collection
+    import numpy as np
+    from threadpoolctl import threadpool_info, threadpool_limits
 
+    from docsym.mcp_server.server import GC_THRESHOLDS, tune_serving_process
+
+    np.ones((2, 2)) @ np.ones(2)  # numpy's BLAS is loaded
     before = gc.get_threshold()
+    blas = {i["prefix"]: i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+    assert blas, "numpy's BLAS not found"
     try:
-        tune_garbage_collection()
+        tune_serving_process()
         assert gc.get_threshold() == GC_THRESHOLDS
         assert gc.get_freeze_count() > 1000  # start-up's objects are out of the collector's reach
+        after = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+        assert after and set(after) == {1}
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+        threadpool_limits(limits=blas)
