@@ -41,7 +41,7 @@ def main() -> None:
 
 def _start() -> Callable[[dict[str, Any], Note], dict[str, Any]]:
     root, memory_mb = Path(sys.argv[1]), int(sys.argv[2])
-    reader = IndexReader(root, threads=1, memory_limit=f"{memory_mb}MB")
+    reader = IndexReader(root, threads=1, memory_mb=memory_mb)
     try:
         reader.connection()  # map DuckDB and the index before the cap is measured
         reserve = 0

@@ -93,3 +93,29 @@ def test_the_servers_reads_hold_the_memory_the_setting_gives(sample_index: Path,
         assert limit == "190.7 MiB"  # 200 MB
         with pytest.raises(Exception, match="lock"):
             con.execute("SET memory_limit = '4GB'")
+
+
+def test_an_instance_whose_lookups_filled_its_index_budget_is_opened_afresh(
+    sample_index: Path, monkeypatch
+) -> None:
+    """DuckDB keeps every index node a lookup by key loaded, and cannot evict them: past its
+    budget, the next call reads the same files through a fresh instance, while a call already
+    reading the worn one finishes on it."""
+    with open_store(sample_index) as store:
+        reader = store.reader
+        chunk_id = store.sql().execute("SELECT min(chunk_id) FROM chunks").fetchone()[0]
+        lookup = "SELECT text FROM chunks WHERE chunk_id = ?"
+        with store.reading():
+            worn = reader._generation()
+            store.sql().execute(lookup, [chunk_id]).fetchall()
+            assert worn.index_bytes() > 0, "a lookup by key loaded no index: nothing to bound"
+            assert reader._newest_generation() is worn  # within the budget: kept
+            monkeypatch.setattr(reader, "_index_budget", 0)
+            # The call goes on reading the instance it started with.
+            assert reader._generation() is worn
+            assert store.sql().execute(lookup, [chunk_id]).fetchall()
+        with store.reading():
+            fresh = reader._generation()
+            assert fresh is not worn and fresh.identity == worn.identity
+            assert fresh.index_bytes() == 0
+            assert store.sql().execute(lookup, [chunk_id]).fetchall()

@@ -47,6 +47,12 @@ SANDBOX = {
 # Set once the file is attached (attaching is itself an access to a file).
 LOCKS = ("SET enable_external_access = false", "SET lock_configuration = true")
 CATALOG = "idx"  # a single published file's name in each generation's instance
+# An instance keeps in memory every node of an index (ART) that a lookup by key loaded, and
+# DuckDB cannot evict them: at 10,000 papers a server's few hundred calls filled its whole
+# memory limit with them, and statements failed "Out of Memory". Once they pass this share of
+# the limit, the next call opens the same files in a fresh instance.
+INDEX_MEMORY_SHARE = 0.25
+MB = 1 << 20
 OPEN_SECONDS = 10.0  # a first open retried while publishes merge away what it read of the manifest
 
 Identity = tuple[int, int]  # the published file's inode and modification time
@@ -90,6 +96,13 @@ class Generation:
             self._con.execute(statement)
         self._segments = (catalogs, gone)
 
+    def index_bytes(self) -> int:
+        """Memory the instance holds for the indexes its lookups loaded."""
+        found = self._con.cursor().execute(
+            "SELECT memory_usage_bytes FROM duckdb_memory() WHERE tag = 'ART_INDEX'"
+        ).fetchone()
+        return int(found[0]) if found else 0
+
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A cursor of its own for one caller: cursors are not shared between threads."""
         cursor = self._con.cursor()
@@ -120,13 +133,17 @@ class Generation:
 
 
 class IndexReader:
-    def __init__(self, root: Path, **config: str | int) -> None:
-        """``config`` overrides the sandbox's threads and memory_limit (the SQL workers')."""
+    def __init__(self, root: Path, *, threads: int | None = None, memory_mb: int | None = None):
+        """``threads`` and ``memory_mb`` override the sandbox's and the settings' (the SQL
+        workers')."""
         self.paths = IndexPaths(root)
         # A library's blocks fill any cache DuckDB is given (2 GB let a server reach 2.3 GB at
         # 10,000 papers); what a tool's statement needs is far less (docs/RESULTS.md).
-        memory = f"{get_settings().read_memory_mb}MB"
-        self._config = {**SANDBOX, "memory_limit": memory, **config}
+        memory_mb = memory_mb or get_settings().read_memory_mb
+        self._config = {**SANDBOX, "memory_limit": f"{memory_mb}MB"}
+        if threads is not None:
+            self._config["threads"] = threads
+        self._index_budget = int(memory_mb * MB * INDEX_MEMORY_SHARE)
         self._newest: Generation | None = None
         self._pin: ContextVar[Generation | None] = ContextVar(f"pin-{id(self)}", default=None)
         self._lock = threading.Lock()
@@ -167,10 +184,11 @@ class IndexReader:
             deadline = time.monotonic() + OPEN_SECONDS
             while True:
                 identity = self._current_identity()
-                if self._newest is not None and self._newest.identity == identity:
+                if self._newest is not None and self._fresh(self._newest, identity):
                     return self._newest
                 try:
-                    # The one before is dropped, not closed: calls reading it finish on it.
+                    # The one before is dropped, not closed: calls reading it finish on it. So is
+                    # an instance of the same files whose indexes passed the budget.
                     index = segments.published(self.paths)
                     self._newest = Generation(index, identity, self._config)
                     return self._newest
@@ -185,6 +203,10 @@ class IndexReader:
                             f"{OPEN_SECONDS:.0f} s"
                         ) from None
                     time.sleep(0.01)
+
+    def _fresh(self, generation: Generation, identity: Identity) -> bool:
+        """Whether ``generation`` is of the published files and its indexes within budget."""
+        return generation.identity == identity and generation.index_bytes() <= self._index_budget
 
     def _current_identity(self) -> Identity:
         """The manifest's identity when segments are published, else the single file's."""
