@@ -61,7 +61,7 @@ def quantity_words(text: str) -> list[str]:
     return tokens(_LABEL_NUMBER.sub(" ", text.lower()))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=16384)
 def stated_quantities(text: str) -> frozenset[str]:
     """The numbers a text states, not counting a citation's year, a footnote mark or a label
     ('Table 3', '[12]')."""

@@ -95,7 +95,7 @@ def word_forms(text: str) -> set[str]:
     return {stem(w) for w in raw} | {_singular(w) for w in raw}
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=16384)  # ~3 KB a sentence's: a few hundred pages' units
 def words_of(text: str) -> frozenset[str]:
     """Every form of every word of ``text`` (``word_forms``), with the parts and the run-together
     form of its compounds: what a question term's forms and parts are matched against."""

@@ -178,7 +178,9 @@ def _own_box(con, target: Target, labels: PageLabels) -> Evidence:
 
 # -- scopes ---------------------------------------------------------------------------------
 _SENTENCES = "SELECT sentence_id, text, page_number, bbox, chunk_id, doc_id FROM sentences"
-_PAGE_CACHE = 4096  # pages whose units are kept between queries (per index generation)
+# Pages whose units are kept between queries: a page's units with their words take ~150 KB, and
+# a server's memory must not grow with the library it reads (docs/RESULTS.md).
+_PAGE_CACHE = 512
 
 
 def _on_page(target: Target) -> bool:

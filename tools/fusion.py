@@ -200,9 +200,10 @@ class Analysed:
         self.pairs = frozenset(zip(words, words[1:], strict=False))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=2048)
 def analyse(text: str) -> Analysed:
-    """Cached: the same passages come back as candidates for many questions."""
+    """Cached: the same passages come back as candidates for many questions. An analysed
+    passage takes ~17 KB, so a few questions' candidates are kept, not a library's."""
     return Analysed(text)
 
 
