@@ -211,13 +211,13 @@ def phase_serve(work: Path) -> dict:
 
 
 async def _serve(work: Path) -> dict:
-    server = _server(work / "index")
+    server = server_parameters(work / "index")
     with (work / "serve.stderr").open("w") as errlog:
         started = time.perf_counter()
         async with Client(stdio_client(server, errlog=errlog)) as client:
             await client.list_tools()
             start_s = time.perf_counter() - started
-            process = _server_process()
+            process = server_process()
             await anyio.sleep(2)  # idle: what the server holds before any call
             idle = process.memory_info().rss
             calls = await _calls(client)
@@ -246,7 +246,7 @@ async def _serve(work: Path) -> dict:
     }
 
 
-def _server(index: Path, watch: Path | None = None) -> StdioServerParameters:
+def server_parameters(index: Path, watch: Path | None = None) -> StdioServerParameters:
     args = ["-m", "docsym", "serve", "--index", str(index)]
     if watch is not None:
         args += ["--watch", str(watch)]
@@ -254,7 +254,7 @@ def _server(index: Path, watch: Path | None = None) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=args, env=env)
 
 
-def _server_process() -> psutil.Process:
+def server_process() -> psutil.Process:
     """The ``docsym serve`` process the client started (a child of this one)."""
     for child in psutil.Process().children(recursive=True):
         if "serve" in child.cmdline():
@@ -306,7 +306,7 @@ async def _watch(work: Path, probes: int) -> dict:
     made = [_probe(work / "probes", n) for n in range(probes)]
     rows = []
     with (work / "watch.stderr").open("w") as errlog:
-        async with Client(stdio_client(_server(index, library), errlog=errlog)) as client:
+        async with Client(stdio_client(server_parameters(index, library), errlog=errlog)) as client:
             await client.list_tools()
             for source, word in made:  # polled from here, as a second reader would
                 rows.append(time_saved_paper(source, library, index, open_store, query=word))
