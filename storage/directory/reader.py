@@ -2,10 +2,11 @@
 
 The indexer publishes by renaming a new file over ``index.duckdb`` (``writer.py``). A
 reader keeps a connection to the generation it last saw (opening a DuckDB file costs ~15 ms)
-and opens the new one when the file's identity changes; the old one is never closed under a
-caller: it goes when the last cursor and pin on it go. Closing it at once, as readers did, broke
-calls in flight on other threads ("Connection already closed!", "No open result set": 75 of 592
-calls four at a time failed with a publish every 0.2 s).
+and opens the new one when the file's identity changes, or the same files afresh when the index
+nodes its lookups loaded pass their budget (``INDEX_MEMORY_SHARE``); the old one is never closed
+under a caller: it goes when the last cursor and pin on it go. Closing it at once, as readers
+did, broke calls in flight on other threads ("Connection already closed!", "No open result set":
+75 of 592 calls four at a time failed with a publish every 0.2 s).
 
 Each generation is its own in-memory DuckDB instance with the file attached read-only. DuckDB
 keeps one instance per file path in a process and hands it to every ``connect`` of that path,
