@@ -53,7 +53,6 @@ CATALOG = "idx"  # a single published file's name in each generation's instance
 # memory limit with them, and statements failed "Out of Memory". Once they pass this share of
 # the limit, the next call opens the same files in a fresh instance.
 INDEX_MEMORY_SHARE = 0.25
-MB = 1 << 20
 OPEN_SECONDS = 10.0  # a first open retried while publishes merge away what it read of the manifest
 
 Identity = tuple[int, int]  # the published file's inode and modification time
@@ -144,7 +143,7 @@ class IndexReader:
         self._config = {**SANDBOX, "memory_limit": f"{memory_mb}MB"}
         if threads is not None:
             self._config["threads"] = threads
-        self._index_budget = int(memory_mb * MB * INDEX_MEMORY_SHARE)
+        self._index_budget = int(memory_mb * segments.MB * INDEX_MEMORY_SHARE)
         self._newest: Generation | None = None
         self._pin: ContextVar[Generation | None] = ContextVar(f"pin-{id(self)}", default=None)
         self._lock = threading.Lock()
