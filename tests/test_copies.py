@@ -193,6 +193,57 @@ def test_a_stale_record_of_a_reused_id_counts_under_the_entrys_key() -> None:
         assert len(set(entry_keys.tolist())) == len(found) <= want
 
 
+def test_runs_of_copies_are_read_as_every_record_reads_them() -> None:
+    """Files as a build writes them (each list's records by text key, so a text's copies in a
+    list are one run at one distance, a few nudged a bit off it), with ids held twice: reading a
+    run's first record, and its others only while its text is unsettled, gives the candidates
+    that looking every record up gives."""
+    rng = np.random.default_rng(14)
+    for _ in range(150):
+        rowids, keys, distances, accept = _random_file(rng, reused=0)
+        rowids, keys, distances = _in_runs(rng, rowids, keys, distances)
+        want = int(rng.integers(1, 60))
+        found = sign_search._nearest_accepted(rowids, keys, distances, want, accept)
+        every = sign_search._nearest_accepted(rowids, rowids, distances, want, accept)
+        assert found.tolist() == every.tolist()
+
+
+def test_a_run_headed_by_stale_records_looks_up_few_of_its_copies() -> None:
+    """A text's 700 copies in one run, headed by stale records of reused ids (their entries now
+    hold other texts): the search looks up the heads and the copy after them, not the run."""
+    copies, heads = 700, 3
+    rowids = np.arange(copies + heads, dtype=np.int64)
+    keys = np.full(len(rowids), 10**12, np.int64)
+    distances = np.full(len(rowids), 40, np.uint16)
+    entry_keys = np.full(len(rowids), 10**12, np.int64)
+    entry_keys[:heads] = 10**12 + 1 + rowids[:heads]  # reused by other texts
+    asked: list[int] = []
+
+    def accept(ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        ids = np.arange(len(rowids)) if ids is None else ids
+        asked.append(len(ids))
+        return ids, entry_keys[ids]
+
+    found = sign_search._nearest_accepted(rowids, keys, distances, 10, accept)
+    assert found.tolist() == [0, 1, 2, 3]  # the heads stand for their own texts, then the copy
+    assert sum(asked) <= heads + sign_search.NEXT_ROUNDS < copies
+
+
+def _in_runs(rng: np.random.Generator, rowids, keys, distances) -> tuple:
+    """The records of a random file ordered as a build writes them: by list (a text's copies
+    share a vector, so a list), then by key; a text's records at one distance, a tenth of them
+    nudged one bit off it, and some records held twice in a row."""
+    lists = keys % int(rng.integers(1, 8))
+    order = np.lexsort((keys, lists))
+    rowids, keys = rowids[order], keys[order]
+    _, text = np.unique(keys, return_inverse=True)
+    distances = rng.integers(1, 384, text.max() + 1)[text]
+    nudged = rng.random(len(keys)) < 0.1
+    distances = (distances + nudged * rng.choice([-1, 1], len(keys))).astype(np.uint16)
+    twice = np.repeat(np.arange(len(keys)), 1 + (rng.random(len(keys)) < 0.05))
+    return rowids[twice], keys[twice], distances[twice]
+
+
 def _random_file(rng: np.random.Generator, reused: float) -> tuple:
     """(rowids, file keys, distances, accept) of a random sign file and filter, with a share
     ``reused`` of the ids holding another text than their records say."""

@@ -327,6 +327,8 @@ def test_a_large_collection_is_written_grouped_by_list(listed):
         first, end = header.starts[n], header.starts[n + 1]
         members = np.stack([vectors[i] for i in records["rowid"][first:end].tolist()])
         assert np.all(sign_file.nearest_lists(members, header.centroids, 1)[:, 0] == n)
+        keys_in_list = records["key"][first:end]
+        assert np.all(keys_in_list[1:] >= keys_in_list[:-1])  # a text's records together
 
 
 def test_a_search_scans_the_nearest_lists_and_finds_what_the_whole_file_finds(listed):
@@ -380,6 +382,8 @@ def test_vectors_appended_after_a_build_are_searched_in_the_tail_then_regrouped(
         first, end = header.starts[n], header.starts[n + 1]
         members = np.stack([every[i] for i in records["rowid"][first:end].tolist()])
         assert np.all(sign_file.nearest_lists(members, header.centroids, 1)[:, 0] == n)
+        keys_in_list = records["key"][first:end]
+        assert np.all(keys_in_list[1:] >= keys_in_list[:-1])  # the tail's among the rest
     with DirectoryStore(copy) as store:
         assert store.dense("minilm", query, limit=1)[0][0] == next(iter(added))
 

@@ -28,8 +28,10 @@ collection under ``LIST_MIN`` vectors has no lists: the whole file is scanned.
 
 Each record carries its entry's text key (``entries.text_key``: copies of a text in different
 documents share it, and their vectors): a search collapses the copies in numpy and looks up one
-entry per text instead of every copy (``sign_search.py``). A key is written with its record and
-never changes (an entry's text does not); a record whose entry is gone is stale whatever its key.
+entry per text instead of every copy (``sign_search.py``). A build and a regroup write each
+list's records by key, so the copies of a text in a list are one run. A key is written with
+its record and never changes (an entry's text does not); a record whose entry is gone is stale
+whatever its key.
 
 Layout: a header of whole 4096-byte pages (``MAGIC``; the number of vectors the centre was taken
 from; the number of lists; the number of records written grouped; the header's size; the
@@ -321,7 +323,7 @@ def _write_grouped(
         nearest[filled:end] = nearest_lists(vectors, centroids, 1)[:, 0]
         filled = end
     records, nearest = records[:filled], nearest[:filled]
-    order = np.argsort(nearest, kind="stable")
+    order = np.lexsort((records["key"], nearest))  # by list, then text: see _by_text
     starts = np.searchsorted(nearest[order], np.arange(len(centroids) + 1))
     with aside.open("wb") as f:
         f.write(_header_bytes(centre, count, centroids, starts))
@@ -394,9 +396,17 @@ def regroup(path: Path, con: apsw.Connection, table: str) -> None:
     with aside.open("wb") as f:
         f.write(_header_bytes(header.centre, header.centre_count, header.centroids, starts))
         for n in range(len(header.centroids)):
-            f.write(grouped[header.starts[n] : header.starts[n + 1]].tobytes())
-            f.write(kept[nearest == n].tobytes())
+            members = [grouped[header.starts[n] : header.starts[n + 1]], kept[nearest == n]]
+            f.write(_by_text(np.concatenate(members)).tobytes())
     os.replace(aside, path)
+
+
+def _by_text(records: np.ndarray) -> np.ndarray:
+    """A list's records ordered by text key, in their order within a key: a text's copies
+    (one vector, so one distance to any question) are then one run, which a search looks up
+    once (``sign_search._leads``). At 10,000 papers of copies, in rowid order, a search's
+    rings held up to 860k records and sorting them took half its time."""
+    return records[np.argsort(records["key"], kind="stable")]
 
 
 def refresh(path: Path, con: apsw.Connection, table: str, live: int) -> str:

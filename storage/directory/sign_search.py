@@ -10,7 +10,10 @@ of a file without lists; all of them too when those hold too few that pass), nea
 widening rings of Hamming distance until ``want`` texts pass ``accept``. The file keeps each
 record's text key, so a ring's copies collapse in numpy before any lookup: ``accept`` checks
 the nearest record of each text not yet found, and only for a text whose record it rejected (a
-stale record, or a filter that passes another copy) that ring's other copies of it. An
+stale record, or a filter that passes another copy) that ring's other copies of it, one more
+at a time for a few rounds, then the rest. A build writes each list's records by text key,
+so a text's copies in a list stand together at one distance: a run, of which the rings hold
+only the first record (``_Runs``), however many copies it has. An
 unfiltered search checks about ``want`` ids however many copies there are, a filter matching a
 tenth of the texts about ten times as many and their copies too (a filter on documents passes
 some copies of a text and not others; the search cannot tell it from one on views, which passes
@@ -30,13 +33,14 @@ from docsym.storage.entries import read_next
 # Hamming candidates re-scored exactly: a floor, and a multiple of k for large k.
 MIN_CANDIDATES = 400
 CANDIDATES_PER_K = 4
-# Each ring holds at most this many times more records than the last. Past MAX_CHECKED ids
+# Each ring holds at most this many times more runs than the last. Past MAX_CHECKED ids
 # looked up (records a ring's copies collapsed cost none), a filter that passed fewer than wanted
 # is rare enough that reading all its ids (``accept(None)``) is cheaper than checking more; one
 # that passed more had its lookups taken by copies of texts it rejected, and the search keeps
 # the distinct texts found (fewer than wanted).
 RING_GROWTH = 8
 MAX_CHECKED = 200_000
+NEXT_ROUNDS = 4  # of looking up one more copy of each unsettled text (_ring_accepted)
 
 # (ids, text keys) of the visible entries the filter matches among some ids (all when None).
 Accept = Callable[[np.ndarray | None], tuple[np.ndarray, np.ndarray]]
@@ -112,8 +116,13 @@ def _nearest_accepted(
     count are those ``accept`` returns. They differ only for a stale record of a reused id (its
     old vector's bits under its old text's key): looked up, it counts for its entry's text, at
     its old place, as when every record was looked up; once its old text is found, it is not
-    looked up, and the entry stands where its own record does."""
-    cumulative = np.cumsum(np.bincount(distances, minlength=DIM + 1))
+    looked up, and the entry stands where its own record does.
+
+    The rings hold the records that open a run (``_Runs``): a record repeating the key and the
+    distance of the one before it is looked up only when its run's first was not settled."""
+    runs = _Runs(keys, distances)
+    leads, lead_distances = runs.leads, distances[runs.leads]
+    cumulative = np.cumsum(np.bincount(lead_distances, minlength=DIM + 1))
     passed: list[np.ndarray] = []
     passed_keys: list[np.ndarray] = []
     found = np.empty(0, np.int64)  # the distinct keys accepted, sorted
@@ -124,21 +133,20 @@ def _nearest_accepted(
             return _nearest_of(rowids, distances, accept(None), want)
         if looked_up > MAX_CHECKED:  # copies it rejected took the lookups: the texts found
             break
-        # Every record at distance (below, ceiling]: the next ring holding ~target more records.
+        # Every run at distance (below, ceiling]: the next ring holding ~target more runs.
         ceiling = min(int(np.searchsorted(cumulative, checked + target)), DIM)
-        ring = np.flatnonzero((distances > below) & (distances <= ceiling))
+        ring = leads[(lead_distances > below) & (lead_distances <= ceiling)]
         checked += len(ring)
         ring = ring[np.argsort(distances[ring], kind="stable")]
-        ring_keys = np.asarray(keys[ring])
-        fresh = ~_member(ring_keys, found)  # a text found in a nearer ring is done
-        ids, ok_keys, asked = _ring_accepted(
-            np.asarray(rowids[ring[fresh]]), ring_keys[fresh], accept, outside
+        ring = ring[~_member(keys[ring], found)]  # a text found in a nearer ring is done
+        positions, ok_keys, asked = _ring_accepted(
+            ring, rowids, keys, distances, runs, accept, outside
         )
-        passed.append(ids)
+        passed.append(rowids[positions])
         passed_keys.append(ok_keys)
         found = np.union1d(found, ok_keys)
         looked_up += asked
-        accepted += len(ids)
+        accepted += len(positions)
         below = ceiling
         target = read_next(checked, len(found), want, RING_GROWTH) - checked
     if not passed:
@@ -147,32 +155,94 @@ def _nearest_accepted(
     return ordered[_first_per_key(np.concatenate(passed_keys))][:want]
 
 
+class _Runs:
+    """The records that do not repeat the key and distance of the record before (``leads``,
+    positions in the scan), each the first of a run that ends where the next lead stands. A
+    list keeps the records of a text together (``sign_file``), and copies of a text have one
+    vector: a library's copies of a text in a list are one run, looked up once."""
+
+    def __init__(self, keys: np.ndarray, distances: np.ndarray) -> None:
+        repeats = np.zeros(len(keys), bool)
+        repeats[1:] = (keys[1:] == keys[:-1]) & (distances[1:] == distances[:-1])
+        self.leads = np.flatnonzero(~repeats)
+        self._ends = np.append(self.leads[1:], len(keys))
+
+    def repeats_of(self, leads: np.ndarray) -> np.ndarray:
+        """Positions of the records after each of ``leads`` in its run."""
+        ends = self._ends[np.searchsorted(self.leads, leads)]
+        lengths = ends - leads - 1
+        before = np.cumsum(lengths) - lengths  # repeats of the runs before each
+        return np.repeat(leads + 1 - before, lengths) + np.arange(lengths.sum())
+
+
 def _ring_accepted(
-    ids: np.ndarray, keys: np.ndarray, accept: Accept, outside: Outside | None = None
+    ring: np.ndarray,
+    rowids: np.ndarray,
+    keys: np.ndarray,
+    distances: np.ndarray,
+    runs: _Runs,
+    accept: Accept,
+    outside: Outside | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Of a ring's records (nearest first, their texts not found yet): the accepted ids, in
-    ring order, with the keys ``accept`` gives them, and how many ids were looked up. Each key's
-    first record is looked up; its other records only when that one was rejected or turned out
-    another text's, as any of them may be the nearest copy the filter passes, unless
-    ``outside`` says its view is one the filter rejects whole."""
-    first = _first_per_key(keys)
-    ok, true_keys, asked = _checked(ids[first], accept)
-    settled = keys[first][ok & (true_keys == keys[first])]
-    rejected = first[~ok]
+    """Of a ring's leads (positions, nearest first, their texts not found yet): the positions
+    accepted, nearest first, with the keys ``accept`` gives them, and how many ids were looked
+    up. Each key's first record is looked up; its other records (other leads, and the records
+    repeating them in their runs) only when that one was rejected or turned out another text's,
+    as any of them may be the nearest copy the filter passes, unless ``outside`` says its view
+    is one the filter rejects whole."""
+    ring_keys = keys[ring]
+    first = ring[_first_per_key(ring_keys)]
+    ok, true_keys, settled, asked = _looked_up(first, rowids, keys, accept, outside)
+    unsettled = np.setdiff1d(ring_keys, settled)  # sorted
+    others = np.setdiff1d(ring, first, assume_unique=True)
+    others = others[_member(keys[others], unsettled)]
+    rest = np.concatenate([others, runs.repeats_of(ring[_member(ring_keys, unsettled)])])
+    # An id looked up gives the same answer again (a stale record may be held more than once).
+    rest = rest[~_member(rowids[rest], np.unique(rowids[first]))]
+    rest = rest[np.lexsort((rest, distances[rest]))]  # ring order
+    # The next record of each unsettled text first, a few times over: where stale records of
+    # reused ids head a run, the copy after them passes or is of a view not searched, and the
+    # run's other copies are not looked up (at 10,000 papers, a few such runs of ~700 copies
+    # made most of a search's lookups). A filter passing few copies of a text gets the rest
+    # looked up whole after NEXT_ROUNDS.
+    passed, passed_keys = [first[ok]], [true_keys[ok]]
+    for _ in range(NEXT_ROUNDS):
+        if not len(rest):
+            break
+        step = rest[_first_per_key(keys[rest])]
+        step_ok, step_keys, settled, more = _looked_up(step, rowids, keys, accept, outside)
+        passed.append(step[step_ok])
+        passed_keys.append(step_keys[step_ok])
+        asked += more
+        rest = np.setdiff1d(rest, step, assume_unique=True)
+        rest = rest[~_member(keys[rest], settled)]
+    rest_ok, rest_keys, more = _checked(rowids[rest], accept)
+    positions = np.concatenate([*passed, rest[rest_ok]])
+    order = np.lexsort((positions, distances[positions]))
+    found_keys = np.concatenate([*passed_keys, rest_keys[rest_ok]])
+    return positions[order], found_keys[order], asked + more
+
+
+def _looked_up(
+    positions: np.ndarray,
+    rowids: np.ndarray,
+    keys: np.ndarray,
+    accept: Accept,
+    outside: Outside | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Whether ``accept`` passes each record at ``positions`` and its entry's key, the keys
+    those settle (sorted), and how many ids were looked up. A record settles its key when it
+    passes under that key, or when ``outside`` says its view is one the filter rejects whole;
+    a stale record of a reused id settles nothing."""
+    ok, true_keys, asked = _checked(rowids[positions], accept)
+    own = keys[positions]
+    settled = own[ok & (true_keys == own)]
+    rejected = positions[~ok]
     if outside is not None and len(rejected):
-        out, out_keys = _matched(ids[rejected], outside(np.unique(ids[rejected])))
-        # The entry's own key: a stale record of a reused id settles nothing.
+        out, out_keys = _matched(rowids[rejected], outside(np.unique(rowids[rejected])))
         settled = np.concatenate([settled, keys[rejected][out & (out_keys == keys[rejected])]])
         asked += len(rejected)
-    settled = np.sort(settled)
-    others = np.ones(len(ids), bool)
-    others[first] = False
-    rest = np.flatnonzero(others & ~_member(keys, settled))
-    rest_ok, rest_keys, more = _checked(ids[rest], accept)
-    positions = np.concatenate([first[ok], rest[rest_ok]])
-    order = np.argsort(positions, kind="stable")
-    found_keys = np.concatenate([true_keys[ok], rest_keys[rest_ok]])
-    return ids[positions[order]], found_keys[order], asked + more
+    return ok, true_keys, np.sort(settled), asked
 
 
 def _checked(ids: np.ndarray, accept: Accept) -> tuple[np.ndarray, np.ndarray, int]:
