@@ -403,9 +403,10 @@ def regroup(path: Path, con: apsw.Connection, table: str) -> None:
 
 def _by_text(records: np.ndarray) -> np.ndarray:
     """A list's records ordered by text key, in their order within a key: a text's copies
-    (one vector, so one distance to any question) are then one run, which a search looks up
-    once (``sign_search._leads``). At 10,000 papers of copies, in rowid order, a search's
-    rings held up to 860k records and sorting them took half its time."""
+    (one vector, so one distance to any question) are then one run, of which a search's rings
+    hold the first record only (``sign_search._Runs``). In rowid order, the rings of a library
+    holding each text hundreds of times held every copy, and collapsing them cost more than the
+    scan (docs/RESULTS.md)."""
     return records[np.argsort(records["key"], kind="stable")]
 
 
