@@ -341,6 +341,23 @@ def test_a_search_scans_the_nearest_lists_and_finds_what_the_whole_file_finds(li
     assert _recall_at_10(root, vectors) >= 0.9
 
 
+def test_a_scan_writes_into_arrays_kept_for_the_next_one(listed):
+    """A search's scan reuses the arrays of one before it (fresh ones cost page faults a
+    search), and two scans at once each have arrays of their own."""
+    root, _ = listed
+    scan = sign_file.SignScan.open(sign_file.signs_path(root / "vectors.sqlite", "minilm"))
+    first_query, second_query = clustered(np.random.default_rng(8), 2, centres=50)
+    with scan.scanned(first_query) as first:
+        for kept, fresh in zip(first, scan.distances(first_query), strict=True):
+            assert np.array_equal(kept, fresh)
+        with scan.scanned(second_query) as beside:
+            assert not np.shares_memory(first[0], beside[0])
+    with scan.scanned(second_query) as again:
+        assert np.shares_memory(again[0], first[0]) or np.shares_memory(again[0], beside[0])
+        for kept, fresh in zip(again, scan.distances(second_query), strict=True):
+            assert np.array_equal(kept, fresh)
+
+
 def test_a_filter_too_rare_for_the_lists_scanned_reads_the_whole_file(listed):
     root, vectors = listed
     query = clustered(np.random.default_rng(8), 1, centres=50)[0]

@@ -75,19 +75,21 @@ def search(
         return np.empty(0, np.int64), np.empty(0, np.float32)
     want = max(MIN_CANDIDATES, CANDIDATES_PER_K * k)
     checks = (accept, outside)
-    candidates = _nearest_accepted(*_scanned(scan, query, False, per_text), want, *checks)
+    with scan.scanned(query) as found:  # the candidates are copies: they outlive the arrays
+        candidates = _nearest_accepted(*_keyed(found, per_text), want, *checks)
     if len(candidates) < want and scan.partial():
         # A filter too rare for the lists scanned to hold enough of its ids: the whole file.
-        candidates = _nearest_accepted(*_scanned(scan, query, True, per_text), want, *checks)
+        found = scan.distances(query, whole=True)
+        candidates = _nearest_accepted(*_keyed(found, per_text), want, *checks)
     return exact_top_k(query, k, *floats(candidates))
 
 
-def _scanned(
-    scan: SignScan, query: np.ndarray, whole: bool, per_text: bool
+def _keyed(
+    found: tuple[np.ndarray, np.ndarray, np.ndarray], per_text: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(rowids, keys, distances) of the records scanned; without ``per_text``, the rowids are
     the keys."""
-    rowids, keys, distances = scan.distances(query, whole)
+    rowids, keys, distances = found
     return rowids, keys if per_text else rowids, distances
 
 
@@ -162,9 +164,11 @@ class _Runs:
     vector: a library's copies of a text in a list are one run, looked up once."""
 
     def __init__(self, keys: np.ndarray, distances: np.ndarray) -> None:
-        repeats = np.zeros(len(keys), bool)
-        repeats[1:] = (keys[1:] == keys[:-1]) & (distances[1:] == distances[:-1])
-        self.leads = np.flatnonzero(~repeats)
+        # In place: each temporary over a scan's million records costs its pages afresh.
+        lead = np.ones(len(keys), bool)
+        np.not_equal(keys[1:], keys[:-1], out=lead[1:])
+        lead[1:] |= distances[1:] != distances[:-1]
+        self.leads = np.flatnonzero(lead)
         self._ends = np.append(self.leads[1:], len(keys))
 
     def repeats_of(self, leads: np.ndarray) -> np.ndarray:
