@@ -33,7 +33,7 @@ from docsym.storage.entries import read_next
 # Hamming candidates re-scored exactly: a floor, and a multiple of k for large k.
 MIN_CANDIDATES = 400
 CANDIDATES_PER_K = 4
-# Each ring holds at most this many times more runs than the last. Past MAX_CHECKED ids
+# Each ring spans at most this many times more records than the last. Past MAX_CHECKED ids
 # looked up (records a ring's copies collapsed cost none), a filter that passed fewer than wanted
 # is rare enough that reading all its ids (``accept(None)``) is cheaper than checking more; one
 # that passed more had its lookups taken by copies of texts it rejected, and the search keeps
@@ -123,7 +123,9 @@ def _nearest_accepted(
     The rings hold the records that open a run (``_Runs``): a record repeating the key and the
     distance of the one before it is looked up only when its run's first was not settled."""
     runs = _Runs(keys, distances)
-    cumulative = np.cumsum(runs.per_distance())
+    # Rings grow by the records they span, copies included: grown by runs, a ring at 10,000
+    # cloned papers spanned millions of records, and its rejected copies were looked up.
+    cumulative = np.cumsum(np.bincount(distances, minlength=DIM + 1))
     passed: list[np.ndarray] = []
     passed_keys: list[np.ndarray] = []
     found = np.empty(0, np.int64)  # the distinct keys accepted, sorted
@@ -134,10 +136,10 @@ def _nearest_accepted(
             return _nearest_of(rowids, distances, accept(None), want)
         if looked_up > MAX_CHECKED:  # copies it rejected took the lookups: the texts found
             break
-        # Every run at distance (below, ceiling]: the next ring holding ~target more runs.
+        # Every run at distance (below, ceiling]: the next ring spanning ~target more records.
         ceiling = min(int(np.searchsorted(cumulative, checked + target)), DIM)
         ring = runs.within(below, ceiling)
-        checked += len(ring)
+        checked = int(cumulative[ceiling])
         ring = ring[np.argsort(distances[ring], kind="stable")]
         ring = ring[~_member(keys[ring], found)]  # a text found in a nearer ring is done
         positions, ok_keys, asked = _ring_accepted(
@@ -175,13 +177,6 @@ class _Runs:
         leads = int(np.count_nonzero(self.lead))
         self._listed = np.flatnonzero(self.lead) if 2 * leads < len(keys) else None
         self._repeats: tuple[np.ndarray, np.ndarray] | None = None  # (positions, their leads)
-
-    def per_distance(self) -> np.ndarray:
-        """How many runs lead at each distance."""
-        if self._listed is not None:
-            return np.bincount(self.distances[self._listed], minlength=DIM + 1)
-        every = np.bincount(self.distances, minlength=DIM + 1)
-        return every - np.bincount(self.distances[~self.lead], minlength=DIM + 1)
 
     def within(self, below: int, ceiling: int) -> np.ndarray:
         """Positions of the leads at distance (below, ceiling], in scan order."""
