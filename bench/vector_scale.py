@@ -82,8 +82,9 @@ def write_documents(root: Path, first_doc: int, count: int, seed: int) -> None:
         for start in range(0, count, DOC_ENTRIES):
             doc = f"d{first_doc + start // DOC_ENTRIES}"
             size = min(DOC_ENTRIES, count - start)
+            # A text of its own each: entries of one text are one candidate (a text key).
             entries = [
-                Entry(VIEWS[v][0], VIEWS[v][1], f"{doc}:{n}", doc, n // 20 + 1, "x")
+                Entry(VIEWS[v][0], VIEWS[v][1], f"{doc}:{n}", doc, n // 20 + 1, f"{doc}:{n}")
                 for n, v in enumerate(views[start : start + size])
             ]
             with store.replacing_documents([doc], entries, {"minilm": draw(rng, size)}):
