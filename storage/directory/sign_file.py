@@ -606,11 +606,7 @@ class SignScan:
         """(rowids, text keys, Hamming distance of each record's bits to the query's): of the
         records in the lists nearest the query and the tail, or of every record when the file
         has no lists or ``whole`` is asked for. In file order."""
-        found = self._opened(lambda fd, read: _scan(fd, read, query, whole))
-        if found is None:
-            empty = np.empty(0, np.int64)
-            return empty, empty, np.empty(0, np.uint16)
-        return found
+        return self._scanned_into(_ScanArrays(), query, whole)
 
     @contextmanager
     def scanned(self, query: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -618,15 +614,17 @@ class SignScan:
         with self._kept_lock:
             arrays = self._kept.pop() if self._kept else _ScanArrays()
         try:
-            found = self._opened(lambda fd, read: _scan(fd, read, query, False, arrays))
-            if found is None:
-                empty = np.empty(0, np.int64)
-                found = empty, empty, np.empty(0, np.uint16)
-            yield found
+            yield self._scanned_into(arrays, query, whole=False)
         finally:
             with self._kept_lock:
                 if len(self._kept) < KEPT_SCANS:
                     self._kept.append(arrays)
+
+    def _scanned_into(
+        self, arrays: _ScanArrays, query: np.ndarray, whole: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        found = self._opened(lambda fd, read: _scan(fd, read, query, whole, arrays))
+        return arrays.first(0) if found is None else found  # None: the file is gone
 
     def partial(self) -> bool:
         """Whether ``distances`` scans only part of the file."""
@@ -644,23 +642,28 @@ class _ScanArrays:
         self.distances = np.empty(0, np.uint16)
 
     def sized(self, records: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The arrays, at least ``records`` long (callers slice what they wrote)."""
         if len(self.rowids) < records:
             self.rowids = np.empty(records, np.int64)
             self.keys = np.empty(records, np.int64)
             self.distances = np.empty(records, np.uint16)
         return self.rowids, self.keys, self.distances
 
+    def first(self, records: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The first ``records`` written."""
+        return self.rowids[:records], self.keys[:records], self.distances[:records]
+
 
 def _scan(
-    fd: int, read: _Read, query: np.ndarray, whole: bool, arrays: _ScanArrays | None = None
+    fd: int, read: _Read, query: np.ndarray, whole: bool, arrays: _ScanArrays
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``SignScan.distances`` over the records of the open file ``fd``, read block by block into
-    one buffer (not mapped: see the module's docstring), written into ``arrays`` if given."""
+    one buffer (not mapped: see the module's docstring), written into ``arrays``."""
     header = read.header
     query_bits = sign_bits(query[None, :], header.centre)[0]
     ranges = [(0, read.count)] if whole else _probed(header, query, read.count)
     total = sum(end - first for first, end in ranges)
-    rowids, keys, distances = (arrays or _ScanArrays()).sized(total)
+    rowids, keys, distances = arrays.sized(total)
     key = "key" if header.layout == 3 else "rowid"  # older layouts: each record its own text
     at = 0
     for block in _blocks(fd, header, ranges, SCAN_ROWS):
@@ -668,7 +671,7 @@ def _scan(
         rowids[at : at + len(block)] = block["rowid"]
         keys[at : at + len(block)] = block[key]
         at += len(block)
-    return rowids[:at], keys[:at], distances[:at]
+    return arrays.first(at)
 
 
 def _every(fd: int, read: _Read, field: str | None = None) -> np.ndarray:

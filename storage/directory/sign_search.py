@@ -222,12 +222,13 @@ def _ring_accepted(
     as any of them may be the nearest copy the filter passes, unless ``outside`` says its view
     is one the filter rejects whole."""
     ring_keys = keys[ring]
-    first = ring[_first_per_key(ring_keys)]
+    firsts = _first_per_key(ring_keys)
+    first = ring[firsts]
     ok, true_keys, settled, asked = _looked_up(first, rowids, keys, accept, outside)
-    unsettled = np.setdiff1d(ring_keys, settled)  # sorted
-    others = np.setdiff1d(ring, first, assume_unique=True)
-    others = others[_member(keys[others], unsettled)]
-    rest = np.concatenate([others, runs.repeats_of(ring[_member(ring_keys, unsettled)])])
+    unsettled = ~_member(ring_keys, settled)  # the ring's leads of texts not settled
+    others = unsettled.copy()
+    others[firsts] = False
+    rest = np.concatenate([ring[others], runs.repeats_of(ring[unsettled])])
     # An id looked up gives the same answer again (a stale record may be held more than once).
     rest = rest[~_member(rowids[rest], np.unique(rowids[first]))]
     rest = rest[np.lexsort((rest, distances[rest]))]  # ring order
