@@ -85,11 +85,16 @@ class Watcher:
             present = self._present()
             self._tell_changes(watched, present)
             watched = present
-            self._rescan(present)
             if not present:
+                self._rescan(present)
                 self.stop.wait(TICK_MS / 1000)
                 continue
-            for changes in self._events(present):
+            events = self._events(present)
+            # The watch is set once it first wakes: a file saved while the folders are read
+            # whole is then an event, not left for the next rescan.
+            next(events, None)
+            self._rescan(present)
+            for changes in events:
                 now = time.monotonic()
                 for path in changes:
                     self._pending.add(path, now)
