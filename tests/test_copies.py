@@ -174,8 +174,8 @@ def test_the_ring_check_finds_what_checking_every_record_finds() -> None:
     for _ in range(100):
         rowids, keys, distances, accept = _random_file(rng, reused=0)
         want = int(rng.integers(1, 60))
-        found = sign_search._nearest_accepted(rowids, keys, distances, want, accept)
-        every = sign_search._nearest_accepted(rowids, rowids, distances, want, accept)
+        found = sign_search._nearest_accepted(rowids, keys, distances, want, accept)[0]
+        every = sign_search._nearest_accepted(rowids, rowids, distances, want, accept)[0]
         assert found.tolist() == every.tolist()
 
 
@@ -187,7 +187,7 @@ def test_a_stale_record_of_a_reused_id_counts_under_the_entrys_key() -> None:
     for _ in range(100):
         rowids, keys, distances, accept = _random_file(rng, reused=0.05)
         want = int(rng.integers(1, 60))
-        found = sign_search._nearest_accepted(rowids, keys, distances, want, accept)
+        found = sign_search._nearest_accepted(rowids, keys, distances, want, accept)[0]
         ids, entry_keys = accept(found)
         assert sorted(ids.tolist()) == sorted(found.tolist())
         assert len(set(entry_keys.tolist())) == len(found) <= want
@@ -203,9 +203,31 @@ def test_runs_of_copies_are_read_as_every_record_reads_them() -> None:
         rowids, keys, distances, accept = _random_file(rng, reused=0)
         rowids, keys, distances = _in_runs(rng, rowids, keys, distances)
         want = int(rng.integers(1, 60))
-        found = sign_search._nearest_accepted(rowids, keys, distances, want, accept)
-        every = sign_search._nearest_accepted(rowids, rowids, distances, want, accept)
+        found = sign_search._nearest_accepted(rowids, keys, distances, want, accept)[0]
+        every = sign_search._nearest_accepted(rowids, rowids, distances, want, accept)[0]
         assert found.tolist() == every.tolist()
+
+
+def test_lists_read_after_the_first_add_only_texts_not_found_in_them() -> None:
+    """A search reading more lists (a filter too rare for the first) asks them only for the
+    texts still missing: no text twice, the first lists' texts kept, and as many texts in all
+    as the file's records, read whole, hold up to the number wanted."""
+    rng = np.random.default_rng(15)
+    for _ in range(100):
+        rowids, keys, distances, accept = _random_file(rng, reused=0)
+        want = int(rng.integers(1, 60))
+        cut = int(rng.integers(1, len(rowids)))
+        first, first_keys = sign_search._nearest_accepted(
+            rowids[:cut], keys[:cut], distances[:cut], want, accept
+        )
+        more, more_keys = sign_search._nearest_accepted(
+            rowids[cut:], keys[cut:], distances[cut:], want, accept, done=np.unique(first_keys)
+        )
+        texts = np.concatenate([first_keys, more_keys])
+        assert len(np.unique(texts)) == len(texts) <= want
+        whole = sign_search._nearest_accepted(rowids, keys, distances, want, accept)[1]
+        assert len(texts) == len(whole)
+        assert set(accept(np.concatenate([first, more]))[1].tolist()) == set(texts.tolist())
 
 
 def test_a_run_headed_by_stale_records_looks_up_few_of_its_copies() -> None:
@@ -224,7 +246,7 @@ def test_a_run_headed_by_stale_records_looks_up_few_of_its_copies() -> None:
         asked.append(len(ids))
         return ids, entry_keys[ids]
 
-    found = sign_search._nearest_accepted(rowids, keys, distances, 10, accept)
+    found = sign_search._nearest_accepted(rowids, keys, distances, 10, accept)[0]
     assert found.tolist() == [0, 1, 2, 3]  # the heads stand for their own texts, then the copy
     assert sum(asked) <= heads + sign_search.NEXT_ROUNDS < copies
 
@@ -319,10 +341,10 @@ def test_a_text_of_a_view_not_searched_is_settled_at_once() -> None:
     for _ in range(100):
         rowids, keys, distances, accept, outside, asked = _file_of_views(rng)
         want = int(rng.integers(1, 60))
-        settled = sign_search._nearest_accepted(rowids, keys, distances, want, accept, outside)
+        settled = sign_search._nearest_accepted(rowids, keys, distances, want, accept, outside)[0]
         with_outside = sum(asked)
         asked.clear()
-        every = sign_search._nearest_accepted(rowids, keys, distances, want, accept)
+        every = sign_search._nearest_accepted(rowids, keys, distances, want, accept)[0]
         assert settled.tolist() == every.tolist()
         assert with_outside <= sum(asked)
         looked_up += (with_outside, sum(asked))

@@ -5,6 +5,7 @@ Real sqlite-vec, real DuckDB (an ``IndexWriter`` publishing generations), real `
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -182,10 +183,10 @@ def test_a_scan_reads_a_replaced_file_with_that_files_header(index, tmp_path):
     moved.write_bytes(path.read_bytes())
     scan = sign_file.SignScan(moved)
     query = next(iter(vectors.values()))
-    before, _, _ = scan.distances(query, whole=True)
+    before, _, _ = scan.distances(query, upto=1.0)
     assert set(before.tolist()) >= set(vectors)
     os.replace(other_path, moved)
-    after, _, distances = scan.distances(query, whole=True)
+    after, _, distances = scan.distances(query, upto=1.0)
     assert sorted(after.tolist()) == sorted(scan.rowids().tolist())
     assert set(after.tolist()) >= set(other) and len(after) < len(before)
     assert len(distances) == len(after)
@@ -358,15 +359,43 @@ def test_a_scan_writes_into_arrays_kept_for_the_next_one(listed):
             assert np.array_equal(kept, fresh)
 
 
-def test_a_filter_too_rare_for_the_lists_scanned_reads_the_whole_file(listed):
+def test_a_filter_too_rare_for_the_lists_scanned_reads_the_next_lists_until_enough_pass(
+    listed, monkeypatch
+):
+    """The lists nearest the query hold too few of a rare filter's texts: the search reads the
+    next-nearest lists, twice as many records each time, not the whole file at once, and finds
+    what an exact search of the filter's vectors finds."""
     root, vectors = listed
     query = clustered(np.random.default_rng(8), 1, centres=50)[0]
     where = "e.doc_id IN (?, ?)"  # 800 entries: past the small-filter path, 1 in 15 of all
+    widened: list[tuple[float, float]] = []
+    distances = sign_file.SignScan.distances
+
+    def recorded(scan, query, upto=None, after=0.0):
+        widened.append((after, upto))
+        return distances(scan, query, upto, after)
+
+    monkeypatch.setattr(sign_file.SignScan, "distances", recorded)
     with DirectoryStore(root) as store:
         hits = store.dense("minilm", query, where, ["d4", "d5"], 10)
         rows = store.entries(list(vectors))
     inside = {i for i, row in rows.items() if row.doc_id in ("d4", "d5")}
     assert [i for i, _ in hits] == exact(vectors, query, 10, ids=inside)
+    share = sign_file.PROBE_SHARE
+    assert widened and widened[0] == (share, 2 * share)
+    for (_, reached), (after, upto) in itertools.pairwise(widened):
+        assert after == reached and upto == min(1.0, 2 * after)
+
+
+def test_the_lists_read_as_a_search_widens_are_every_record_once(listed):
+    root, vectors = listed
+    scan = sign_file.SignScan.open(sign_file.signs_path(root / "vectors.sqlite", "minilm"))
+    query = clustered(np.random.default_rng(9), 1, centres=50)[0]
+    bands = [(0.0, None), (1 / 8, 1 / 4), (1 / 4, 1 / 2), (1 / 2, 1.0)]
+    read = [scan.distances(query, upto, after)[0] for after, upto in bands]
+    assert all(len(rowids) for rowids in read)
+    every = np.concatenate(read)
+    assert len(every) == len(vectors) and set(every.tolist()) == set(vectors)
 
 
 def test_vectors_appended_after_a_build_are_searched_in_the_tail_then_regrouped(listed, tmp_path):

@@ -23,8 +23,9 @@ A large collection's file is partitioned (an inverted file): at a build, k-means
 of the vectors gives the lists' centroids, and the records are written grouped by their nearest
 centroid, each list contiguous. A search scans the lists nearest the question until they hold
 ``PROBE_SHARE`` of the records, and the tail appended since the build whole; a filter too rare
-for those lists to hold enough of its ids falls back to the whole file (``sign_search.py``). A
-collection under ``LIST_MIN`` vectors has no lists: the whole file is scanned.
+for those lists to hold enough of its ids has the next-nearest lists read too, twice as many
+records each time, up to the whole file (``sign_search.py``). A collection under ``LIST_MIN``
+vectors has no lists: the whole file is scanned.
 
 Each record carries its entry's text key (``entries.text_key``: copies of a text in different
 documents share it, and their vectors): a search collapses the copies in numpy and looks up one
@@ -601,12 +602,14 @@ class SignScan:
         return self._opened(lambda fd, read: (read.header, _every(fd, read)))
 
     def distances(
-        self, query: np.ndarray, whole: bool = False
+        self, query: np.ndarray, upto: float | None = None, after: float = 0.0
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rowids, text keys, Hamming distance of each record's bits to the query's): of the
-        records in the lists nearest the query and the tail, or of every record when the file
-        has no lists or ``whole`` is asked for. In file order."""
-        return self._scanned_into(_ScanArrays(), query, whole)
+        records in the lists nearest the query, taken nearest first, from the list that passes
+        ``after`` of the grouped records to the one that passes ``upto`` (``PROBE_SHARE`` when
+        None), and of the tail with the first of them. Every record when the file has no lists
+        or the lists asked for are all of them. In file order."""
+        return self._scanned_into(_ScanArrays(), query, (after, upto or PROBE_SHARE))
 
     @contextmanager
     def scanned(self, query: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -614,16 +617,16 @@ class SignScan:
         with self._kept_lock:
             arrays = self._kept.pop() if self._kept else _ScanArrays()
         try:
-            yield self._scanned_into(arrays, query, whole=False)
+            yield self._scanned_into(arrays, query, (0.0, PROBE_SHARE))
         finally:
             with self._kept_lock:
                 if len(self._kept) < KEPT_SCANS:
                     self._kept.append(arrays)
 
     def _scanned_into(
-        self, arrays: _ScanArrays, query: np.ndarray, whole: bool
+        self, arrays: _ScanArrays, query: np.ndarray, shares: tuple[float, float]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        found = self._opened(lambda fd, read: _scan(fd, read, query, whole, arrays))
+        found = self._opened(lambda fd, read: _scan(fd, read, query, shares, arrays))
         return arrays.first(0) if found is None else found  # None: the file is gone
 
     def partial(self) -> bool:
@@ -655,13 +658,13 @@ class _ScanArrays:
 
 
 def _scan(
-    fd: int, read: _Read, query: np.ndarray, whole: bool, arrays: _ScanArrays
+    fd: int, read: _Read, query: np.ndarray, shares: tuple[float, float], arrays: _ScanArrays
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``SignScan.distances`` over the records of the open file ``fd``, read block by block into
     one buffer (not mapped: see the module's docstring), written into ``arrays``."""
     header = read.header
     query_bits = sign_bits(query[None, :], header.centre)[0]
-    ranges = [(0, read.count)] if whole else _probed(header, query, read.count)
+    ranges = _probed(header, query, read.count, *shares)
     total = sum(end - first for first, end in ranges)
     rowids, keys, distances = arrays.sized(total)
     key = "key" if header.layout == 3 else "rowid"  # older layouts: each record its own text
@@ -710,18 +713,24 @@ def _read_block(fd: int, header: Header, start: int, block: np.ndarray) -> np.nd
     return block[: done // header.record.itemsize]
 
 
-def _probed(header: Header, query: np.ndarray, records: int) -> list[tuple[int, int]]:
-    """The record ranges a search scans: the lists nearest the query until they hold
-    PROBE_SHARE of the grouped records, then the tail."""
-    if not len(header.centroids) or PROBE_SHARE >= 1:
-        return [(0, records)]
+def _probed(
+    header: Header, query: np.ndarray, records: int, after: float, upto: float
+) -> list[tuple[int, int]]:
+    """The record ranges a search scans: the lists nearest the query, from the one that passes
+    ``after`` of the grouped records to the one that passes ``upto``; with the first of them
+    (``after`` 0), the tail. Every record when the file has no lists or those asked are all."""
+    if not len(header.centroids) or (after <= 0 and upto >= 1):
+        return [(0, records)] if after <= 0 else []
     grouped = min(header.grouped, records)
     sizes = np.diff(header.starts)
     order = nearest_lists(query[None, :], header.centroids, len(header.centroids))[0]
-    enough = int(np.searchsorted(np.cumsum(sizes[order]), PROBE_SHARE * grouped)) + 1
-    chosen = np.sort(order[:enough])  # in file order: the pages are read forwards
+    held = np.cumsum(sizes[order])
+    first = int(np.searchsorted(held, after * grouped)) + 1 if after > 0 else 0
+    end = int(np.searchsorted(held, upto * grouped)) + 1
+    chosen = np.sort(order[first:end])  # in file order: the pages are read forwards
     ranges = [(int(header.starts[i]), int(min(header.starts[i + 1], grouped))) for i in chosen]
-    return [r for r in ranges if r[1] > r[0]] + ([(grouped, records)] if records > grouped else [])
+    tail = [(grouped, records)] if records > grouped and after <= 0 else []
+    return [r for r in ranges if r[1] > r[0]] + tail
 
 
 def _hamming(block: np.ndarray, query_bits: np.ndarray) -> np.ndarray:

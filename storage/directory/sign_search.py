@@ -6,7 +6,8 @@ vectors of some ids). Entries holding the same text (``entries.text_key``) have 
 only the nearest of them counts, so the candidates are ``want`` distinct texts however many
 copies a library holds of each.
 Candidates are taken from the records the file's lists nearest the question hold (all records
-of a file without lists; all of them too when those hold too few that pass), nearest first in
+of a file without lists; the next-nearest lists too, twice as many records each time, while
+those hold too few that pass), nearest first in
 widening rings of Hamming distance until ``want`` texts pass ``accept``. The file keeps each
 record's text key, so a ring's copies collapse in numpy before any lookup: ``accept`` checks
 the nearest record of each text not yet found, and only for a text whose record it rejected (a
@@ -27,6 +28,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from docsym.storage.directory import sign_file
 from docsym.storage.directory.sign_file import DIM, SignScan
 from docsym.storage.entries import read_next
 
@@ -41,6 +43,11 @@ CANDIDATES_PER_K = 4
 RING_GROWTH = 8
 MAX_CHECKED = 200_000
 NEXT_ROUNDS = 4  # of looking up one more copy of each unsettled text (_ring_accepted)
+# A filter too rare for the lists scanned to hold ``want`` of its texts has the next-nearest
+# lists read too, this many times the records each time. Reading the whole file instead took
+# 400-670 ms at 10,000 papers for a question whose nearest texts are references, a view
+# hybrid_search does not read (14 of 150 of bench/server_soak.py's questions).
+WIDEN = 2
 
 # (ids, text keys) of the visible entries the filter matches among some ids (all when None).
 Accept = Callable[[np.ndarray | None], tuple[np.ndarray, np.ndarray]]
@@ -76,11 +83,17 @@ def search(
     want = max(MIN_CANDIDATES, CANDIDATES_PER_K * k)
     checks = (accept, outside)
     with scan.scanned(query) as found:  # the candidates are copies: they outlive the arrays
-        candidates = _nearest_accepted(*_keyed(found, per_text), want, *checks)
-    if len(candidates) < want and scan.partial():
-        # A filter too rare for the lists scanned to hold enough of its ids: the whole file.
-        found = scan.distances(query, whole=True)
-        candidates = _nearest_accepted(*_keyed(found, per_text), want, *checks)
+        candidates, keys = _nearest_accepted(*_keyed(found, per_text), want, *checks)
+    share = sign_file.PROBE_SHARE
+    while len(candidates) < want and share < 1 and scan.partial():
+        # A filter too rare for the lists read to hold enough of its texts: the next lists too,
+        # for the texts still missing.
+        found = scan.distances(query, upto=min(1.0, share * WIDEN), after=share)
+        more, more_keys = _nearest_accepted(
+            *_keyed(found, per_text), want, *checks, done=np.unique(keys)
+        )
+        candidates, keys = np.concatenate([candidates, more]), np.concatenate([keys, more_keys])
+        share *= WIDEN
     return exact_top_k(query, k, *floats(candidates))
 
 
@@ -112,13 +125,16 @@ def _nearest_accepted(
     want: int,
     accept: Accept,
     outside: Outside | None = None,
-) -> np.ndarray:
-    """Up to ``want`` accepted ids of distinct texts, nearest first, read ring by ring of
-    Hamming distance. ``keys`` are the records' text keys as the file has them; the keys that
-    count are those ``accept`` returns. They differ only for a stale record of a reused id (its
-    old vector's bits under its old text's key): looked up, it counts for its entry's text, at
-    its old place, as when every record was looked up; once its old text is found, it is not
-    looked up, and the entry stands where its own record does.
+    done: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Up to ``want`` accepted ids of distinct texts, nearest first, and their text keys, read
+    ring by ring of Hamming distance; texts of ``done`` (sorted keys: found in lists read
+    before) are not taken again, and count toward ``want``. ``keys`` are the records' text
+    keys as the file has them; the keys that count are those ``accept`` returns. They differ
+    only for a stale record of a reused id (its old vector's bits under its old text's key):
+    looked up, it counts for its entry's text, at its old place, as when every record was
+    looked up; once its old text is found, it is not looked up, and the entry stands where its
+    own record does.
 
     The rings hold the records that open a run (``_Runs``): a record repeating the key and the
     distance of the one before it is looked up only when its run's first was not settled."""
@@ -128,12 +144,14 @@ def _nearest_accepted(
     cumulative = np.cumsum(np.bincount(distances, minlength=DIM + 1))
     passed: list[np.ndarray] = []
     passed_keys: list[np.ndarray] = []
-    found = np.empty(0, np.int64)  # the distinct keys accepted, sorted
+    before = np.empty(0, np.int64) if done is None else done
+    found = before  # the distinct keys accepted, sorted
+    want -= len(before)  # texts still to find
     checked, looked_up, accepted, below, target = 0, 0, 0, -1, 2 * want
-    while len(found) < want and below < DIM:
+    while len(found) - len(before) < want and below < DIM:
         if looked_up > MAX_CHECKED and accepted < want:
             # A rare filter: take its ids whole instead.
-            return _nearest_of(rowids, distances, accept(None), want)
+            return _nearest_of(rowids, distances, accept(None), want, before)
         if looked_up > MAX_CHECKED:  # copies it rejected took the lookups: the texts found
             break
         # Every run at distance (below, ceiling]: the next ring spanning ~target more records.
@@ -151,11 +169,12 @@ def _nearest_accepted(
         looked_up += asked
         accepted += len(positions)
         below = ceiling
-        target = read_next(checked, len(found), want, RING_GROWTH) - checked
+        target = read_next(checked, len(found) - len(before), want, RING_GROWTH) - checked
     if not passed:
-        return np.empty(0, np.int64)
-    ordered = np.concatenate(passed)
-    return ordered[_first_per_key(np.concatenate(passed_keys))][:want]
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    ordered, ordered_keys = np.concatenate(passed), np.concatenate(passed_keys)
+    first = _first_per_key(ordered_keys)[:want]
+    return ordered[first], ordered_keys[first]
 
 
 class _Runs:
@@ -290,12 +309,20 @@ def _checked(ids: np.ndarray, accept: Accept) -> tuple[np.ndarray, np.ndarray, i
 
 
 def _nearest_of(
-    rowids: np.ndarray, distances: np.ndarray, allowed: tuple[np.ndarray, np.ndarray], want: int
-) -> np.ndarray:
+    rowids: np.ndarray,
+    distances: np.ndarray,
+    allowed: tuple[np.ndarray, np.ndarray],
+    want: int,
+    done: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``want`` nearest records ``allowed`` holds, of distinct texts not ``done``."""
     positions = np.flatnonzero(np.isin(rowids, allowed[0]))
     positions = positions[np.argsort(distances[positions], kind="stable")]
     ids, keys = keys_of(np.asarray(rowids[positions]), allowed)
-    return ids[_first_per_key(keys)][:want]
+    new = ~_member(keys, done)
+    ids, keys = ids[new], keys[new]
+    first = _first_per_key(keys)[:want]
+    return ids[first], keys[first]
 
 
 def keys_of(
