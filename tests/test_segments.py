@@ -9,11 +9,13 @@ import json
 import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from docsym.indexer.pipeline import index_paths
 from docsym.storage import schema
 from docsym.storage.backends import open_store
+from docsym.storage.directory import segments
 from docsym.storage.paths import IndexPaths
 from docsym.tools.search import hybrid_search
 from tests.bad_files import write_control
@@ -110,3 +112,28 @@ def test_a_run_ending_small_leaves_one_file(tmp_path: Path, segmented: None, set
     after = _rows(index)
     assert set(before["documents"]) < set(after["documents"])
     assert all(set(before[t]) <= set(after[t]) for t in before)
+
+
+def test_a_merge_adds_its_rows_ordered_by_document(tmp_path: Path) -> None:
+    """Rows merged into a segment come in doc_id order, so each block of a large segment holds
+    a narrow range of documents and a statement about one document skips the others' blocks."""
+    folder, index = tmp_path / "library", tmp_path / "index"
+    _library(folder)
+    index_paths([folder], index)  # small: one file, rows in the order the documents came
+    target = tmp_path / "target.duckdb"
+    with duckdb.connect(str(target)) as con:
+        for statement in schema.ddl():
+            con.execute(statement)
+    segments.merge_into(target, IndexPaths(index).duckdb)
+
+    def in_file_order(path: Path, table: str) -> list[str]:
+        with duckdb.connect(str(path), read_only=True) as con:
+            rows = con.execute(f"SELECT doc_id FROM {table} ORDER BY rowid").fetchall()
+        return [doc_id for (doc_id,) in rows]
+
+    came = in_file_order(IndexPaths(index).duckdb, "chunks")
+    assert came != sorted(came), "the documents came in id order: nothing to test"
+    for table in segments.DOC_TABLES:
+        merged = in_file_order(target, table)
+        assert merged == sorted(merged), table
+        assert sorted(merged) == sorted(in_file_order(IndexPaths(index).duckdb, table))
