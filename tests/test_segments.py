@@ -124,7 +124,12 @@ def test_a_merge_adds_its_rows_ordered_by_document(tmp_path: Path) -> None:
     with duckdb.connect(str(target)) as con:
         for statement in schema.ddl():
             con.execute(statement)
+        con.execute(
+            f"INSERT INTO {schema.META_TABLE} VALUES (?, 'doc_id')", [segments.IN_ORDER_KEY]
+        )
+    assert segments.in_document_order(target)
     segments.merge_into(target, IndexPaths(index).duckdb)
+    assert not segments.in_document_order(target), "a merge appends a run: not whole in order"
 
     def in_file_order(path: Path, table: str) -> list[str]:
         with duckdb.connect(str(path), read_only=True) as con:
@@ -137,3 +142,22 @@ def test_a_merge_adds_its_rows_ordered_by_document(tmp_path: Path) -> None:
         merged = in_file_order(target, table)
         assert merged == sorted(merged), table
         assert sorted(merged) == sorted(in_file_order(IndexPaths(index).duckdb, table))
+
+
+def test_a_run_ends_with_its_large_segments_whole_in_document_order(
+    tmp_path: Path, segmented: None
+) -> None:
+    """Merges leave a segment in runs; a run's end rewrites each large segment whole in
+    document order (here every one: DOCSYM_CONSOLIDATE_MB is 0), and the index reads the same."""
+    folder, index = tmp_path / "library", tmp_path / "index"
+    _library(folder)
+    index_paths([folder], index)
+    listed = [index / name for name in _manifest(index)]
+    assert listed and all(segments.in_document_order(path) for path in listed)
+    for path in listed:
+        with duckdb.connect(str(path), read_only=True) as con:
+            for table in segments.DOC_TABLES:
+                rows = con.execute(f"SELECT doc_id FROM {table} ORDER BY rowid").fetchall()
+                assert rows == sorted(rows), (path.name, table)
+    assert {p.name for p in IndexPaths(index).segments.iterdir()} == {p.name for p in listed}
+    assert _found(index, "dugong")

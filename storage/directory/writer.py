@@ -342,6 +342,7 @@ class IndexWriter:
             self._consolidate()
         else:
             self._publish_segments(final=True)
+            self._order_segments()
         self._dirty = False
         self._published_as(self.generation)
 
@@ -385,6 +386,27 @@ class IndexWriter:
             segments.merge_into(merged, newer)
             _fsync(merged)
             self._frozen[-2:] = [merged]
+
+    def _order_segments(self) -> None:
+        """Rewrite in document order each large segment whose rows are not (a merge appended
+        a run to it, or it was a head), and publish the rewritten ones in their place. At a
+        run's end only: the oldest segment of 10,000 papers takes ~2 minutes."""
+        listed = [
+            path
+            if _size(path) < segments.consolidate_bytes() or segments.in_document_order(path)
+            else self._in_document_order(path)
+            for path in self._frozen
+        ]
+        if listed != self._frozen:
+            self._frozen = listed
+            segments.write_manifest(self.paths, listed)
+            _tidy(self.paths, listed)
+
+    def _in_document_order(self, path: Path) -> Path:
+        ordered = self._segment_file()
+        segments.write_in_document_order(path, ordered)
+        _fsync(ordered)
+        return ordered
 
     def _consolidate(self) -> None:
         """Fold every segment and the head into one file and publish it as ``index.duckdb``:
