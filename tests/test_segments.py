@@ -161,3 +161,24 @@ def test_a_run_ends_with_its_large_segments_whole_in_document_order(
                 assert rows == sorted(rows), (path.name, table)
     assert {p.name for p in IndexPaths(index).segments.iterdir()} == {p.name for p in listed}
     assert _found(index, "dugong")
+
+
+def test_a_rewrite_in_document_order_that_fails_leaves_the_segments_as_published(
+    tmp_path: Path, segmented: None, monkeypatch, caplog
+) -> None:
+    """The ordering comes after the run's last publish: a full disk there leaves the segments
+    as they were (no partial file), says which in one line, and the run still succeeds."""
+    folder, index = tmp_path / "library", tmp_path / "index"
+    _library(folder)
+
+    def full(source: Path, target: Path) -> None:
+        target.write_bytes(b"half a segment")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(segments, "write_in_document_order", full)
+    index_paths([folder], index)
+    listed = [index / name for name in _manifest(index)]
+    assert listed and not any(segments.in_document_order(path) for path in listed)
+    assert {p.name for p in IndexPaths(index).segments.iterdir()} == {p.name for p in listed}
+    assert "not rewritten in document order: [Errno 28] No space left on device" in caplog.text
+    assert _found(index, "dugong")

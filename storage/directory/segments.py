@@ -222,7 +222,7 @@ def write_in_document_order(source: Path, target: Path) -> None:
     """Write segment ``source``'s rows into the new file ``target`` with every view's rows in
     document order: a statement about one document then reads one block of rows of each table
     instead of one of each run its merges left (at 10,000 papers, 1 of 46 blocks of sentences
-    against 23; hybrid_search p50 82-92 ms served against 97-108). 87 s for the 7.2 GB of the
+    against 23; hybrid_search p50 82-92 ms served, 97-108 as written). 87 s for the 7.2 GB of the
     two large segments there, so an index run does it at its end, not in a publish."""
     with duckdb.connect(str(target)) as con:
         for statement in schema.ddl():
