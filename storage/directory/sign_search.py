@@ -7,8 +7,8 @@ only the nearest of them counts, so the candidates are ``want`` distinct texts h
 copies a library holds of each.
 Candidates are taken from the records the file's lists nearest the question hold (all records
 of a file without lists; the next-nearest lists too, twice as many records each time, while
-those hold too few that pass), nearest first in
-widening rings of Hamming distance until ``want`` texts pass ``accept``. The file keeps each
+those hold too few that pass), nearest first in widening rings of Hamming distance until
+``want`` texts pass ``accept``. The file keeps each
 record's text key, so a ring's copies collapse in numpy before any lookup: ``accept`` checks
 the nearest record of each text not yet found, and only for a text whose record it rejected (a
 stale record, or a filter that passes another copy) that ring's other copies of it, one more
@@ -45,8 +45,8 @@ MAX_CHECKED = 200_000
 NEXT_ROUNDS = 4  # of looking up one more copy of each unsettled text (_ring_accepted)
 # A filter too rare for the lists scanned to hold ``want`` of its texts has the next-nearest
 # lists read too, this many times the records each time. Reading the whole file instead took
-# 400-670 ms at 10,000 papers for a question whose nearest texts are references, a view
-# hybrid_search does not read (14 of 150 of bench/server_soak.py's questions).
+# 220-680 ms at 10,000 papers for a question whose nearest texts are references, a view
+# hybrid_search does not read (14 of 150 of bench/server_soak.py's questions; 65-237 ms now).
 WIDEN = 2
 
 # (ids, text keys) of the visible entries the filter matches among some ids (all when None).
