@@ -40,6 +40,7 @@ _LABEL_NUMBER = re.compile(
 _NOT_QUANTITIES = re.compile(
     r"\([^()]*\b(?:1[89]|20)\d\d[a-z]?\)"  # (Smith et al., 2019)
     r"|\bet al\.?,?\s*(?:1[89]|20)\d\d[a-z]?"  # Smith et al. 2019
+    r"|\b(?:1[89]|20)\d\d[a-z]?\)"  # 2019), its "(" left in the sentence before a break
     r"|(?<=[)\]])\.?\d{1,2}\b"  # (RNNs).2
 )
 

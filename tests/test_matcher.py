@@ -36,6 +36,20 @@ def test_a_quantity_question_cites_the_window_that_states_a_number() -> None:
     assert _keys(units, question, True, given) == ["u1"]
 
 
+def test_a_citation_year_cut_from_its_parenthesis_is_no_quantity() -> None:
+    # A column break split "(Ammar et al., 2017)" after its last line: "2017)." stands alone.
+    assert matcher.stated_quantities("2017).") == frozenset()
+    assert matcher.stated_quantities("Smith and Jones, 2019b) found 12 of them.") == {"12"}
+    assert matcher.stated_quantities("It grew 2019 times.") == {"2019"}
+    units = _units(
+        "Figure 1: Part of the literature graph.",
+        "2017).",
+        "The resulting literature graph consists of more than 280M nodes.",
+    )
+    question = "How many nodes does the literature graph contain in total?"
+    assert _keys(units, question, True) == ["u2"]
+
+
 def test_a_quantity_question_reads_numbers_of_the_best_windows_first(monkeypatch) -> None:
     units = _units(
         "The log keeps the readings of the gauge every day, as the weir's log did.",
