@@ -5,7 +5,8 @@ code the MCP tool runs.
 
 QA files default to bench/qa/docsym_qa.jsonl, ../shared/dev-qa/qa.jsonl and the multi-hop set
 bench/qa/multihop.jsonl, whose questions are scored by their leaves: each leaf is a question about
-one document, with its file, pages and evidence as the other sets give them. For each question
+one document, with its file, pages and evidence as the other sets give them, asked with its
+placeholders filled by the earlier leaves' answers as ``run_plan`` asks it. For each question
 the top 5 hits of ``hybrid_search`` are read, and printed per set and in all:
 
 - bbox coverage: the share of top-5 hits from PDFs that carry a non-empty bbox;
@@ -43,6 +44,7 @@ sys.path.insert(0, str(REPO))
 from docsym.language.terms import STOPWORDS  # noqa: E402
 from docsym.storage.backends import open_store  # noqa: E402
 from docsym.storage.store import Store  # noqa: E402
+from docsym.tools.query_plans import fill_placeholders  # noqa: E402
 from docsym.tools.search import hybrid_search  # noqa: E402
 
 DEFAULT_QA = [
@@ -156,7 +158,8 @@ def measure(store: Store, corpus: Path, path: Path) -> Tally:
 
 
 def _items(path: Path) -> list[dict]:
-    """A set's questions, a multi-hop question's leaves in its place (each named after it)."""
+    """A set's questions, a multi-hop question's leaves in its place (each named after it and
+    asked as its compiled plan asks it: a placeholder filled with the earlier leaf's answer)."""
     items = []
     for line in path.read_text().splitlines():
         if not line.strip():
@@ -164,7 +167,11 @@ def _items(path: Path) -> list[dict]:
         item = json.loads(line)
         leaves = item.get("leaves") or [item]
         for n, leaf in enumerate(leaves, 1):
-            items.append(leaf if leaf is item else {**leaf, "id": f"{item['id']}/{n}"})
+            if leaf is item:
+                items.append(item)
+                continue
+            question = fill_placeholders(leaf["question"], item.get("answers", {}))
+            items.append({**leaf, "id": f"{item['id']}/{n}", "question": question})
     return items
 
 

@@ -291,7 +291,7 @@ def run_plan(
     runs: list[LeafRun] = []
     runnable: list[LeafRun] = []
     for leaf in compiled.leaves:
-        question = _fill(leaf.question, given)
+        question = fill_placeholders(leaf.question, given)
         missing = [name for name in leaf.needs if name not in given]
         if missing:
             runs.append(
@@ -392,7 +392,8 @@ def _check_answers(answers: dict[str, str], compiled: CompiledQuery) -> dict[str
     return given
 
 
-def _fill(question: str, given: dict[str, str]) -> str:
+def fill_placeholders(question: str, given: dict[str, str]) -> str:
+    """A leaf question with each {name} it holds replaced by the answer given for it."""
     for name, value in given.items():
         question = question.replace(f"{{{name}}}", value)
     return question
