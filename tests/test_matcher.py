@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from docsym.language.terms import words_of
 from docsym.tools import matcher
 from docsym.tools.matcher import Unit, best_window, unit
 from docsym.tools.question import read_question, term_weights
@@ -82,3 +83,43 @@ def test_a_pair_never_crosses_its_group_or_page() -> None:
     units[1] = Unit("v0", units[1].text, 1, None, "c1", units[1].words)
     window = best_window(units, _weights("gauge log readings", units), False)
     assert len(window.units) == 1
+
+
+def _rows(caption: str, *cells: str) -> list[Unit]:
+    """Table rows as citation reads them: each with its own cells' words and its caption's."""
+    return [
+        Unit(
+            f"t0-r{n}",
+            text,
+            1,
+            [0, n, 1, n + 1],
+            "t0",
+            words_of(text) | words_of(caption),
+            words_of(text),
+        )
+        for n, text in enumerate(cells)
+    ]
+
+
+def test_rows_tied_on_their_caption_go_to_the_one_naming_the_term_itself() -> None:
+    caption = "Usage of cards and papers during the field study"
+    rows = _rows(caption, "Paper Opens | 77 | 48", "Card Opens | 62 | 96", "Days | 8 | 9")
+    question = read_question(None, "How many cards did participants open in the field study?")
+    index = matcher.TermIndex(question.terms)
+    weights = term_weights(question.terms, [index.met(u.words) for u in rows])
+    # Both rows hold every term, through the caption: by words alone the first would win.
+    assert best_window(rows[:1], weights, True).words == best_window(rows[1:2], weights, True).words
+    assert [u.key for u in best_window(rows, weights, True).units] == ["t0-r1"]
+
+
+def test_a_term_naming_the_document_tells_no_two_rows_apart() -> None:
+    caption = "Top-20 retrieval accuracy of DPR and other retrievers"
+    rows = _rows(caption, "None | BM25 | 59.1", "Single | BM25 + DPR | 76.6")
+    question = read_question(None, "What top-20 retrieval accuracy does BM25 reach in DPR?")
+    index = matcher.TermIndex(question.terms)
+    weights = term_weights(question.terms, [index.met(u.words) for u in rows])
+    assert [u.key for u in best_window(rows, weights, True).units] == ["t0-r1"]
+    # 'DPR' names the paper (its title): then both rows hold 'BM25' alone, and the earlier wins.
+    naming = frozenset(t for t in question.terms if t.stem == "dpr")
+    named = best_window(rows, weights, True, naming=naming)
+    assert [u.key for u in named.units] == ["t0-r0"]

@@ -102,9 +102,10 @@ def find_evidence(
     for target, scope, own in zip(targets, scopes, owns, strict=True):
         # Which words tell units apart is a question about this scope only.
         held = [index.met(u.words) for u in scope]
-        weights = _within(term_weights(question.terms, held), question.naming(target.doc_id))
+        naming = question.naming(target.doc_id)
+        weights = _within(term_weights(question.terms, held), naming)
         window = (
-            best_window(scope, weights, wants_number, question.numbers, index, own).units
+            best_window(scope, weights, wants_number, question.numbers, index, own, naming).units
             if scope
             else []
         )
@@ -388,9 +389,11 @@ def _table_rows(con, tables: list[_Table]) -> list[tuple[_Table, Unit]]:
         box = union(cell[3] for cell in group)
         text = ROW_SEP.join(cell[2] for cell in group)
         labels = {path for cell in group for path in cell[4:6]}
-        words = words_of(text).union(captions[table_id], *map(words_of, labels))
+        own = words_of(text)
+        words = own.union(captions[table_id], *map(words_of, labels))
         bbox = list(box) if box else None
-        found = Unit(table_row_id(table_id, row), text, pages[table_id], bbox, table_id, words)
+        key = table_row_id(table_id, row)
+        found = Unit(key, text, pages[table_id], bbox, table_id, words, own)
         rows.setdefault(table_id, []).append(found)
     return [(t, u) for t in tables for u in rows.get(t.table_id, [])]
 

@@ -8,7 +8,11 @@ run together, Greek letters by name, plurals by their singular; weights by ``ter
 over the units or passages in play). For a question asking for a quantity, the best window
 that states a number the question does not state itself (not a citation's year, a footnote
 mark or a label such as 'Table 3') beats any that does not. A pair must beat each of its
-halves; ties go to the hit's own units, the single unit, then the earlier window.
+halves; ties go to the hit's own units, then to the window whose table rows hold more of the
+question's terms in their own cells (every row of a table inherits its caption and header
+labels, so rows tie on them: "Card Opens" is the row a question about opened cards asks for,
+not "Paper Opens"; terms naming the document tell no two of its rows apart), the single unit,
+then the earlier window.
 
 Citation (``tools.evidence``) picks its box with it; ranking (``tools.fusion``) still scores a
 candidate's windows by stems (docs/RESULTS.md has what moving ranking onto it measured).
@@ -34,6 +38,7 @@ class Unit:
     bbox: list[float] | None
     group: str  # chunk_id or table_id: windows and context stay within it
     words: frozenset[str]  # of its text and, for a table row, its header labels and caption
+    cells: frozenset[str] = frozenset()  # a table row's own words: its cells', none inherited
 
     @property
     def numbers(self) -> frozenset[str]:
@@ -91,17 +96,23 @@ def best_window(
     given: frozenset[str] = frozenset(),
     index: TermIndex | None = None,
     own: str | None = None,
+    naming: frozenset[Term] = frozenset(),
 ) -> Window:
     """The window of ``units`` holding most of the question's term weight; for a quantity
     question, the best of those that state a number (one not ``given`` in the question) when
     any does. Ties go to the hit's own units (those of group ``own``; all units when it is
-    None), the single unit, then the earlier window."""
+    None), to table rows holding more of the terms in their own cells (``naming`` terms aside),
+    the single unit, then the earlier window."""
     total = sum(weights.values()) or 1.0
     # The terms each unit meets, once; a pair meets their union, and a compound term whose
     # parts are split between the two units ('tableformer' here, 'large' there).
     index = index or TermIndex(weights)
     met = [index.met(u.words) & weights.keys() for u in units]
+    in_cells = [index.met(u.cells) & weights.keys() - naming if u.cells else u.cells for u in units]
     compounds = [t for t in weights if t.parts]
+
+    def share(found: frozenset[Term]) -> float:
+        return round(sum(w for t, w in weights.items() if t in found) / total, 9)
 
     def words_of_window(start: int, size: int) -> float:
         found = frozenset().union(*met[start : start + size])
@@ -109,9 +120,10 @@ def best_window(
         if split:
             words = frozenset().union(*(u.words for u in units[start : start + size]))
             found |= {t for t in split if t.met_by(words)}
-        return round(sum(w for t, w in weights.items() if t in found) / total, 9)
+        return share(found)
 
-    ranked: list[tuple[tuple[float, bool, int, int], int, int]] = []  # (rank, start, size)
+    # (rank, start, size), ranked by words, own units, terms in own cells, size, order
+    ranked: list[tuple[tuple[float, bool, float, int, int], int, int]] = []
     for n, current in enumerate(units):
         following = units[n + 1] if n + 1 < len(units) else None
         pair = (
@@ -124,7 +136,8 @@ def best_window(
             if not any(met[n : n + size]) and (size == 1 or not compounds):
                 continue  # meets no term (most windows)
             in_hit = own is None or all(u.group == own for u in window)
-            ranked.append(((words_of_window(n, size), in_hit, -size, -n), n, size))
+            cells = share(frozenset().union(*in_cells[n : n + size]))
+            ranked.append(((words_of_window(n, size), in_hit, cells, -size, -n), n, size))
     if not ranked:
         return Window(list(units[:1]), 0.0, False)
     ranked.sort(key=lambda item: item[0], reverse=True)
