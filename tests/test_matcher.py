@@ -123,3 +123,21 @@ def test_a_term_naming_the_document_tells_no_two_rows_apart() -> None:
     naming = frozenset(t for t in question.terms if t.stem == "dpr")
     named = best_window(rows, weights, True, naming=naming)
     assert [u.key for u in named.units] == ["t0-r0"]
+
+
+def test_a_row_naming_the_term_beats_a_header_row_paired_with_another() -> None:
+    caption = "Total background checks by state and territory"
+    rows = _rows(
+        caption,
+        "State / Territory | Permit | Handgun",
+        "Alabama | 18,870 | 23,022",
+        "Totals | 804,006 | 671,330",
+    )
+    question = read_question(
+        None, "What was the total number of checks across all states and territories?"
+    )
+    index = matcher.TermIndex(question.terms)
+    weights = term_weights(question.terms, [index.met(u.words) for u in rows])
+    # Every row holds every term through the caption. The header row names two of them in its
+    # own cells and the row below it states numbers: the single row 'Totals' goes first.
+    assert [u.key for u in best_window(rows, weights, True).units] == ["t0-r2"]

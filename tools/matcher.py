@@ -8,11 +8,11 @@ run together, Greek letters by name, plurals by their singular; weights by ``ter
 over the units or passages in play). For a question asking for a quantity, the best window
 that states a number the question does not state itself (not a citation's year, a footnote
 mark or a label such as 'Table 3') beats any that does not. A pair must beat each of its
-halves; ties go to the hit's own units, then to the window whose table rows hold more of the
-question's terms in their own cells (every row of a table inherits its caption and header
+halves; ties go to the hit's own units, the single unit, then to the table row holding more of
+the question's terms in its own cells (every row of a table inherits its caption and header
 labels, so rows tie on them: "Card Opens" is the row a question about opened cards asks for,
-not "Paper Opens"; terms naming the document tell no two of its rows apart), the single unit,
-then the earlier window.
+not "Paper Opens"; terms naming the document tell no two of its rows apart), then the earlier
+window.
 
 Citation (``tools.evidence``) picks its box with it; ranking (``tools.fusion``) still scores a
 candidate's windows by stems (docs/RESULTS.md has what moving ranking onto it measured).
@@ -101,8 +101,8 @@ def best_window(
     """The window of ``units`` holding most of the question's term weight; for a quantity
     question, the best of those that state a number (one not ``given`` in the question) when
     any does. Ties go to the hit's own units (those of group ``own``; all units when it is
-    None), to table rows holding more of the terms in their own cells (``naming`` terms aside),
-    the single unit, then the earlier window."""
+    None), the single unit, table rows holding more of the terms in their own cells (``naming``
+    terms aside), then the earlier window."""
     total = sum(weights.values()) or 1.0
     # The terms each unit meets, once; a pair meets their union, and a compound term whose
     # parts are split between the two units ('tableformer' here, 'large' there).
@@ -122,8 +122,8 @@ def best_window(
             found |= {t for t in split if t.met_by(words)}
         return share(found)
 
-    # (rank, start, size), ranked by words, own units, terms in own cells, size, order
-    ranked: list[tuple[tuple[float, bool, float, int, int], int, int]] = []
+    # (rank, start, size), ranked by words, own units, size, terms in own cells, order
+    ranked: list[tuple[tuple[float, bool, int, float, int], int, int]] = []
     for n, current in enumerate(units):
         following = units[n + 1] if n + 1 < len(units) else None
         pair = (
@@ -137,7 +137,7 @@ def best_window(
                 continue  # meets no term (most windows)
             in_hit = own is None or all(u.group == own for u in window)
             cells = share(frozenset().union(*in_cells[n : n + size]))
-            ranked.append(((words_of_window(n, size), in_hit, cells, -size, -n), n, size))
+            ranked.append(((words_of_window(n, size), in_hit, -size, cells, -n), n, size))
     if not ranked:
         return Window(list(units[:1]), 0.0, False)
     ranked.sort(key=lambda item: item[0], reverse=True)
