@@ -14,6 +14,7 @@ import re
 
 from docsym.indexer.model import BBox, Figure
 from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout
+from docsym.language.hyphens import PrintedWords, join_lines
 
 _CAPTION = re.compile(
     r"^(fig(?:ure)?\.?)\s*(\d+|[A-Z]\.?\d+|[IVX]+)[a-z]?\s*(?:[:.|—–]|-\s)\s*", re.IGNORECASE
@@ -52,7 +53,9 @@ def _figure(
     caption_lines: list[Line],
     ordinal: int,
 ) -> Figure:
-    caption = _join([line.text for line in caption_lines]) if caption_lines else None
+    caption = (
+        _join([line.text for line in caption_lines], layout.printed) if caption_lines else None
+    )
     return Figure(
         ordinal=ordinal,
         page_number=page.number,
@@ -231,12 +234,9 @@ def _union(boxes: list[BBox]) -> BBox:
     )
 
 
-def _join(texts: list[str]) -> str:
+def _join(texts: list[str], printed: PrintedWords) -> str:
     out = ""
     for text in texts:
         text = text.strip()
-        if out.endswith("-") and text[:1].islower() and out[-2:-1].isalpha():
-            out = out[:-1] + text
-        else:
-            out = f"{out} {text}" if out else text
+        out = join_lines(out, text, printed) if out else text
     return out

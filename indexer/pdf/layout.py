@@ -14,11 +14,13 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import pymupdf
 
 from docsym.indexer.model import BBox
 from docsym.indexer.pdf.grids import Grid, drawn_rules, find_grids
+from docsym.language.hyphens import PrintedWords
 
 # Lines in the top or bottom margin band (as a share of page height) may be running furniture.
 MARGIN_SHARE = 0.09
@@ -95,6 +97,11 @@ class DocumentLayout:
     def lines(self):
         for page in self.pages:
             yield from page.lines
+
+    @cached_property
+    def printed(self) -> PrintedWords:
+        """The words the document prints whole: which line-end hyphens join a compound."""
+        return PrintedWords(line.text for line in self.lines())
 
     def seq_at(self, page_number: int, bbox: BBox) -> int:
         """Reading-order position of a region: that of the first body line at or after it."""

@@ -21,6 +21,7 @@ from docsym.indexer.pdf.layout import (
     centred_in,
     without_page_number,
 )
+from docsym.language.hyphens import PrintedWords, join_lines
 
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>,;]+)", re.IGNORECASE)
 # The arXiv side stamp: "arXiv:2004.04906v3 [cs.CL] 30 Sep 2020".
@@ -254,11 +255,11 @@ def _abstract(layout: DocumentLayout) -> str | None:
     for index, line in enumerate(lines):
         match = _ABSTRACT.match(line.text)
         if match and (len(line.text) < 12 or line.bold or match.group(0).rstrip() != "Abstract"):
-            return _abstract_from(lines, index, line.text[match.end() :])
-    return _abstract_before_keywords(lines)
+            return _abstract_from(lines, index, line.text[match.end() :], layout.printed)
+    return _abstract_before_keywords(lines, layout.printed)
 
 
-def _abstract_before_keywords(lines: list[Line]) -> str | None:
+def _abstract_before_keywords(lines: list[Line], printed: PrintedWords) -> str | None:
     """No "Abstract" heading (ACM style): the paragraph right before "CCS Concepts"/"Keywords"."""
     end = next(
         (i for i, line in enumerate(lines) if _KEYWORDS.match(line.text) and line.page == 1), None
@@ -271,11 +272,11 @@ def _abstract_before_keywords(lines: list[Line]) -> str | None:
         if abs(line.size - picked[0].size) > 0.6 or line.bold or not -2 < gap < line.size:
             break
         picked.insert(0, line)
-    text = _dehyphenate([line.text.strip() for line in picked])
+    text = _dehyphenate([line.text.strip() for line in picked], printed)
     return text if len(text.split()) >= 40 else None
 
 
-def _abstract_from(lines: list[Line], index: int, lead: str) -> str | None:
+def _abstract_from(lines: list[Line], index: int, lead: str, printed: PrintedWords) -> str | None:
     parts = [lead] if lead.strip() else []
     size = None
     for line in lines[index + 1 :]:
@@ -289,17 +290,14 @@ def _abstract_from(lines: list[Line], index: int, lead: str) -> str | None:
         parts.append(text)
         if sum(len(part.split()) for part in parts) > ABSTRACT_MAX_WORDS:
             break
-    text = _COPYRIGHT_TAIL.sub("", _dehyphenate(parts))
+    text = _COPYRIGHT_TAIL.sub("", _dehyphenate(parts, printed))
     return text if len(text.split()) >= 20 else None
 
 
-def _dehyphenate(parts: list[str]) -> str:
+def _dehyphenate(parts: list[str], printed: PrintedWords) -> str:
     out = ""
     for part in parts:
-        if out.endswith("-") and part[:1].islower():
-            out = out[:-1] + part
-        else:
-            out = f"{out} {part}" if out else part
+        out = join_lines(out, part, printed) if out else part
     return out.strip()
 
 

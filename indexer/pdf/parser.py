@@ -7,7 +7,6 @@ that cannot be opened at all raises ParseError with the reason.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -42,6 +41,7 @@ from docsym.indexer.pdf.sections import (
 )
 from docsym.indexer.pdf.tables import extract_tables
 from docsym.indexer.sentences import sentences_of
+from docsym.language.hyphens import PrintedWords, join_lines
 from docsym.language.sentences import carries_on, opens_item
 
 log = logging.getLogger(__name__)
@@ -202,7 +202,7 @@ def build_chunks(
     chunks: list[Chunk] = []
     sentences: list[Sentence] = []
     for section, lines in groups:
-        units, first_seqs = _paragraphs(lines)
+        units, first_seqs = _paragraphs(lines, layout.printed)
         made = []
         for piece in chunk_units(units):
             chunk = Chunk(
@@ -220,20 +220,20 @@ def build_chunks(
     return chunks, sentences
 
 
-def _paragraphs(lines: list[Line]) -> tuple[list[TextUnit], dict[int, int]]:
+def _paragraphs(lines: list[Line], printed: PrintedWords) -> tuple[list[TextUnit], dict[int, int]]:
     """Join lines into paragraphs (one per layout block, or more where a sentence runs on from
-    one block into the next), undoing end-of-line hyphenation."""
+    one block into the next), undoing end-of-line hyphenation (``language.hyphens``)."""
     units: list[TextUnit] = []
     first_seq: dict[int, int] = {}
     current: list[Line] = []
     for line in lines:
         first_seq.setdefault(line.page, line.seq)
         if current and _opens_paragraph(current[-1], line):
-            units.append(_join(current))
+            units.append(_join(current, printed))
             current = []
         current.append(line)
     if current:
-        units.append(_join(current))
+        units.append(_join(current, printed))
     return units, first_seq
 
 
@@ -258,21 +258,15 @@ def continues_below(last: Line, line: Line) -> bool:
     return -height / 2 <= gap <= height and overlap > 0
 
 
-_HYPHEN_END = re.compile(r"(\w)-$")
-
-
-def _join(lines: list[Line]) -> TextUnit:
+def _join(lines: list[Line], printed: PrintedWords) -> TextUnit:
     """One paragraph's text, where each of its lines sits in that text, and the lines a new
     sentence starts at (``_opens_sentence``)."""
     out = lines[0].text
     spans = [LineSpan(0, len(out), lines[0].page, lines[0].bbox)]
     for line in lines[1:]:
-        if _HYPHEN_END.search(out) and line.text[:1].islower():
-            out = out[:-1]
-        else:
-            out += " "
-        spans.append(LineSpan(len(out), len(out) + len(line.text), line.page, line.bbox))
-        out += line.text
+        out = join_lines(out, line.text, printed)
+        start = len(out) - len(line.text)
+        spans.append(LineSpan(start, len(out), line.page, line.bbox))
     opens = _opens_sentence(lines)
     breaks = tuple(span.start for span, new in zip(spans, opens, strict=True) if new and span.start)
     return TextUnit(out, lines[0].page, tuple(spans), breaks)
