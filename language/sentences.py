@@ -37,6 +37,7 @@ ABBREVIATIONS = (
     "resp",
     "vol",
     "pp",
+    "st",  # "St. Louis"
     # Months, as dates print them ("Dec. 20, 2018").
     "jan",
     "feb",

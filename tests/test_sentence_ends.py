@@ -36,3 +36,11 @@ def test_a_month_abbreviation_ends_no_sentence() -> None:
         "We use the English Wikipedia dump from Dec. 20, 2018 as the source.",
         "It is large.",
     ]
+
+
+def test_a_saint_ends_no_sentence() -> None:
+    text = "The cases came from Washington University in St. Louis, mostly. Then others."
+    assert split_sentences(text) == [
+        "The cases came from Washington University in St. Louis, mostly.",
+        "Then others.",
+    ]
