@@ -141,3 +141,15 @@ def test_a_row_naming_the_term_beats_a_header_row_paired_with_another() -> None:
     # Every row holds every term through the caption. The header row names two of them in its
     # own cells and the row below it states numbers: the single row 'Totals' goes first.
     assert [u.key for u in best_window(rows, weights, True).units] == ["t0-r2"]
+
+
+def test_a_pair_is_cited_only_when_it_holds_clearly_more_than_one_unit() -> None:
+    question = read_question(None, "gauge log weir basin drain valve pump meter dam sluice")
+    weights = dict.fromkeys(question.terms, 1.0)
+    # One sentence holds nine of the ten words: the tenth in the next does not buy a pair box.
+    nine = _units("The gauge log of the weir basin drain valve pump meter dam.", "A sluice.")
+    assert [u.key for u in best_window(nine, weights, False).units] == ["u0"]
+    # Seven and three: the pair holds three sevenths more, and is the box.
+    seven = _units("The gauge log of the weir basin drain valve pump.", "A meter dam sluice.")
+    assert [u.key for u in best_window(seven, weights, False).units] == ["u0", "u1"]
+    assert best_window(seven, weights, False).words == 1.0  # what it holds, not what it counts
