@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from docsym.indexer.model import BBox, Table, TableCell
 from docsym.indexer.pdf.grids import Grid, GridCell
-from docsym.indexer.pdf.layout import DocumentLayout, PageLayout
+from docsym.indexer.pdf.layout import DocumentLayout, PageLayout, page_words
 from docsym.indexer.table_checks import check_structure
 from docsym.indexer.table_model import finish_table
 
@@ -25,7 +25,7 @@ def with_grid_tables(page: PageLayout, found: list[Table], layout: DocumentLayou
     it its caption."""
     if not page.grids:
         return found
-    words = page.page.get_text("words", sort=False)
+    words = page_words(page.page)
     read = [t for grid in page.grids if (t := _grid_table(page, grid, words, layout))]
     for table in read:
         captioned = [t for t in found if t.label and _overlaps(t.bbox, table.bbox)]

@@ -20,6 +20,7 @@ import pymupdf
 
 from docsym.indexer.model import BBox
 from docsym.indexer.pdf.grids import Grid, drawn_rules, find_grids
+from docsym.language.accents import place_accents
 from docsym.language.hyphens import PrintedWords
 
 # Lines in the top or bottom margin band (as a share of page height) may be running furniture.
@@ -334,6 +335,11 @@ def upright_view(page: PageLayout, turn: pymupdf.Matrix) -> PageLayout:
     )
 
 
+def page_words(page: pymupdf.Page) -> list[tuple]:
+    """The page's words as PyMuPDF reads them (``get_text("words")``), accents on their letters."""
+    return [(*w[:4], place_accents(w[4]), *w[5:]) for w in page.get_text("words", sort=False)]
+
+
 def _block_lines(block: dict, page_number: int) -> list[Line]:
     """Merge the block's lines that share a baseline (e.g. a heading number and its title)."""
     merged: list[list[dict]] = []
@@ -373,7 +379,7 @@ def _make_line(group: list[dict], page_number: int, block_number: int) -> Line:
     y0 = min(s["bbox"][1] for s in spans)
     x1 = max(s["bbox"][2] for s in spans)
     y1 = max(s["bbox"][3] for s in spans)
-    text = re.sub(r"\s+", " ", "".join(parts)).strip()
+    text = place_accents(re.sub(r"\s+", " ", "".join(parts)).strip())
     return Line(
         text=text,
         bbox=(x0, y0, x1, y1),

@@ -21,6 +21,7 @@ from docsym.indexer.pdf.layout import (
     centred_in,
     without_page_number,
 )
+from docsym.language.accents import place_accents
 from docsym.language.hyphens import PrintedWords, join_lines
 
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>,;]+)", re.IGNORECASE)
@@ -232,7 +233,7 @@ def _text_without_superscripts(page: pymupdf.Page, top: float, bottom: float) ->
             parts = [
                 s["text"] if s["size"] > 0.8 * main or not s["text"].strip() else "," for s in spans
             ]
-            rows.append("".join(parts))
+            rows.append(place_accents("".join(parts)))
     return "\n".join(rows)
 
 

@@ -23,7 +23,14 @@ import pymupdf
 
 from docsym.indexer.model import BBox, Table, TableCell
 from docsym.indexer.pdf.grid_tables import with_grid_tables
-from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout, turn_matrix, upright_view
+from docsym.indexer.pdf.layout import (
+    DocumentLayout,
+    Line,
+    PageLayout,
+    page_words,
+    turn_matrix,
+    upright_view,
+)
 from docsym.indexer.table_checks import check_structure
 from docsym.indexer.table_model import finish_table, is_data_text, is_year, parse_number
 
@@ -421,7 +428,7 @@ def _overlap(a: Region, b: Region) -> bool:
 
 
 def _words(page: PageLayout) -> list[tuple]:
-    words = page.page.get_text("words", sort=False)
+    words = page_words(page.page)
     if page.matrix is None:
         return words
     return [(*_turn_box(w[:4], page.matrix), *w[4:]) for w in words]
