@@ -58,7 +58,11 @@ def test_a_pdf_paragraph_keeps_a_compound_broken_at_its_line_end(tmp_path: Path)
 
 
 def test_corpus_compounds_keep_their_hyphens(corpus: Path) -> None:
-    """DPR prints 'open-domain' and 'dual-encoder' broken at their hyphens, at line ends."""
-    text = " ".join(s.text for s in parse_pdf(corpus / DPR, None).sentences)
+    """DPR prints 'open-domain' and 'dual-encoder' broken at their hyphens, at line ends, in its
+    text and its references alike."""
+    parsed = parse_pdf(corpus / DPR, None)
+    text = " ".join(s.text for s in parsed.sentences)
     assert "opendomain" not in text and "dualencoder" not in text
     assert "open-domain" in text and "dual-encoder" in text
+    references = " ".join(r.text for r in parsed.references)
+    assert "opendomain" not in references and "retriever-reader" in references

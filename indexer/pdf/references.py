@@ -15,6 +15,7 @@ from statistics import median
 
 from docsym.indexer.model import Reference
 from docsym.indexer.pdf.layout import DocumentLayout, Line
+from docsym.language.hyphens import PrintedWords, join_lines
 
 _HEADING = re.compile(
     r"^(?:[0-9]+\.?|[IVX]+\.)?\s*(references|bibliography|literature cited|works cited|"
@@ -46,7 +47,7 @@ def extract_references(layout: DocumentLayout) -> list[Reference]:
     groups = _split_entries(lines)
     references: list[Reference] = []
     for group in groups:
-        reference = _make_reference(group, len(references))
+        reference = _make_reference(group, len(references), layout.printed)
         if reference is not None:
             references.append(reference)
     return references
@@ -159,8 +160,8 @@ def _split_by_gap(lines: list[Line]) -> list[list[Line]]:
     return groups
 
 
-def _make_reference(group: list[Line], ordinal: int) -> Reference | None:
-    text = _join_lines([line.text for line in group])
+def _make_reference(group: list[Line], ordinal: int, printed: PrintedWords) -> Reference | None:
+    text = _join_lines([line.text for line in group], printed)
     label = None
     match = _BRACKET_LABEL.match(text) or _NUMBER_LABEL.match(text)
     if match:
@@ -182,17 +183,15 @@ def _make_reference(group: list[Line], ordinal: int) -> Reference | None:
     )
 
 
-def _join_lines(texts: list[str]) -> str:
-    """Join wrapped lines, dropping end-of-line hyphens before a lowercase continuation."""
+def _join_lines(texts: list[str], printed: PrintedWords) -> str:
+    """Join wrapped lines, end-of-line hyphens read as ``language.hyphens`` reads them."""
     out = ""
     for text in texts:
         text = text.strip()
         if not out:
             out = text
-        elif out.endswith("-") and text[:1].islower() and out[-2:-1].isalpha():
-            out = out[:-1] + text
-        elif out.endswith(("/", "-")):
-            out += text  # URLs and compound words broken at a slash or hyphen
+        elif out.endswith("/") or (out.endswith("-") and not text[:1].islower()):
+            out += text  # a URL, a DOI or a name broken at a slash or hyphen
         else:
-            out += " " + text
+            out = join_lines(out, text, printed)
     return out

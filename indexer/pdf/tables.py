@@ -33,6 +33,7 @@ from docsym.indexer.pdf.layout import (
 )
 from docsym.indexer.table_checks import check_structure
 from docsym.indexer.table_model import finish_table, is_data_text, is_year, parse_number
+from docsym.language.hyphens import PrintedWords, join_lines
 
 # "tABLE" is how small capitals come out of some fonts (MMWR's "tABLE 6.").
 _CAPTION = re.compile(
@@ -762,8 +763,8 @@ def _build_table(
                 else _split_across_columns(f, columns, numeric_row)
             )
         ]
-    rows = _join_stacked_lines(rows, columns, region.rules)
-    rows = _join_wrapped_labels(rows, columns)
+    rows = _join_stacked_lines(rows, columns, region.rules, layout.printed)
+    rows = _join_wrapped_labels(rows, columns, layout.printed)
     cells = _cells(rows, columns, region, vertical)
     # a box of text has no header row: its first line is text like the rest
     header_rows = 0 if len(columns) == 1 else _ruled_header_rows(rows, region)
@@ -799,7 +800,7 @@ def _heads_subcolumns(frag: Fragment, below: Row | None) -> bool:
 
 
 def _join_stacked_lines(
-    rows: list[Row], columns: list[tuple[float, float]], rules: list[Rule]
+    rows: list[Row], columns: list[tuple[float, float]], rules: list[Rule], printed: PrintedWords
 ) -> list[Row]:
     """One header cell set on several lines ("Age group" over "(yrs)") is one cell, not two
     levels. A line joins the header text right above it when it is the only line in that
@@ -816,7 +817,7 @@ def _join_stacked_lines(
             if upper is None:
                 continue
             owner, parent = upper
-            owner.fragments[owner.fragments.index(parent)] = _joined(parent, frag)
+            owner.fragments[owner.fragments.index(parent)] = _joined(parent, frag, printed)
             rows[r].fragments.remove(frag)
     return [row for row in rows if row.fragments]
 
@@ -825,7 +826,9 @@ def _join_stacked_lines(
 _OPEN_END = re.compile(r"([-,(/&]|\b(and|or|of|for|from|to|in|on|the|a|an|with|by|per|net))$", re.I)
 
 
-def _join_wrapped_labels(rows: list[Row], columns: list[tuple[float, float]]) -> list[Row]:
+def _join_wrapped_labels(
+    rows: list[Row], columns: list[tuple[float, float]], printed: PrintedWords
+) -> list[Row]:
     """A row label that wraps onto a second line is one label, on the row holding its values.
 
     Below the header, a line holding only a label joins the row above when it reads as that
@@ -842,10 +845,10 @@ def _join_wrapped_labels(rows: list[Row], columns: list[tuple[float, float]]) ->
         above = out[-1] if len(out) > start else None
         head = _lone_label(above, stub_edge) if above else None
         if above and head is not None and label is None and _OPEN_END.search(head.text):
-            _merge_label(row, head, stub_edge)  # the label above goes on in this row
+            _merge_label(row, head, stub_edge, printed)  # the label above goes on in this row
             out[-1] = row
         elif above and label is not None and _continues(label, above, stub_edge):
-            _merge_label(above, label, stub_edge)
+            _merge_label(above, label, stub_edge, printed)
         else:
             out.append(row)
     return out
@@ -865,21 +868,21 @@ def _continues(label: Fragment, above: Row, stub_edge: float) -> bool:
     return label.text[:1].islower() or bool(_OPEN_END.search(first[0].text))
 
 
-def _merge_label(into: Row, label: Fragment, stub_edge: float) -> None:
+def _merge_label(into: Row, label: Fragment, stub_edge: float, printed: PrintedWords) -> None:
     """Join a label from a neighbouring line with the label of row ``into``, in reading order."""
     own = next((f for f in into.fragments if f.x1 <= stub_edge + 2), None)
     if own is None:
         into.fragments.insert(0, label)
         return
     upper, lower = (label, own) if label.cy < own.cy else (own, label)
-    into.fragments[into.fragments.index(own)] = _joined(upper, lower)
+    into.fragments[into.fragments.index(own)] = _joined(upper, lower, printed)
 
 
-def _joined(upper: Fragment, lower: Fragment) -> Fragment:
-    """Two lines of one cell as one fragment ("Pre-treat-" and "ment" read "Pre-treatment")."""
+def _joined(upper: Fragment, lower: Fragment, printed: PrintedWords) -> Fragment:
+    """Two lines of one cell as one fragment ("Pre-treat-" and "ment" read "Pre-treatment",
+    ``language.hyphens``)."""
     joined = _fragment([*upper.words, *lower.words])
-    hyphenated = re.search(r"[a-z]-$", upper.text)
-    joined.text = upper.text[:-1] + lower.text if hyphenated else f"{upper.text} {lower.text}"
+    joined.text = join_lines(upper.text, lower.text, printed)
     return joined
 
 
