@@ -5,7 +5,7 @@ compound broken at its own hyphen ("long-" then "form", "self-" then "attention"
 ("long-form"). Which is which is read from the document itself: the hyphen stays when the joined
 word is printed nowhere else in it while both halves are, each as a whole word. The halves of
 other breaks are no whole words ("demon-" then "strate" joins: "demon" is printed nowhere whole).
-Without a document's words (a table cell read alone), every such hyphen is a break.
+Without a document's words, every such hyphen is a break.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 _WORD = re.compile(r"\w+")
 _BROKEN = re.compile(r"(\w+)-$")  # a line ending in a word and a hyphen
+_TAIL = 64  # characters of a line's end read for that word
 
 
 class PrintedWords:
@@ -42,7 +43,8 @@ class PrintedWords:
 def join_lines(upper: str, lower: str, printed: PrintedWords | None = None) -> str:
     """Two lines as one text: a line-end hyphen before a lower-case word dropped where it broke a
     word, kept where ``printed`` says it joins a compound; otherwise a space between."""
-    broken = _BROKEN.search(upper)
+    # ``upper`` is a paragraph read so far: only its end is looked at, however long it grows.
+    broken = _BROKEN.search(upper[-_TAIL:]) if upper.endswith("-") else None
     if broken is None or not lower[:1].islower():
         return f"{upper} {lower}"
     following = _WORD.match(lower)

@@ -114,7 +114,9 @@ def best_window(
     # parts are split between the two units ('tableformer' here, 'large' there).
     index = index or TermIndex(weights)
     met = [index.met(u.words) & weights.keys() for u in units]
-    in_cells = [index.met(u.cells) & weights.keys() - naming if u.cells else u.cells for u in units]
+    # The terms a table row's own cells hold (none for a sentence), naming terms aside.
+    countable = weights.keys() - naming
+    in_cells = [index.met(u.cells) & countable for u in units]
     compounds = [t for t in weights if t.parts]
 
     def share(found: frozenset[Term]) -> float:
