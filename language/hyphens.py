@@ -51,3 +51,14 @@ def join_lines(upper: str, lower: str, printed: PrintedWords | None = None) -> s
     if printed is not None and following and printed.is_compound(broken[1], following[0]):
         return upper + lower
     return upper[:-1] + lower
+
+
+def join_all(lines: Iterable[str], printed: PrintedWords | None = None) -> str:
+    """Lines as one text, each stripped and joined to the text before as ``join_lines`` joins
+    two (a caption's lines, an abstract's)."""
+    out = ""
+    for line in lines:
+        line = line.strip()
+        if line:
+            out = join_lines(out, line, printed) if out else line
+    return out

@@ -7,7 +7,7 @@ from pathlib import Path
 import pymupdf
 
 from docsym.indexer.pdf.parser import parse_pdf
-from docsym.language.hyphens import PrintedWords, join_lines
+from docsym.language.hyphens import PrintedWords, join_all, join_lines
 
 DPR = "papers/2004.04906v3_dpr.pdf"
 
@@ -39,6 +39,12 @@ def test_lines_without_a_broken_word_are_spaced() -> None:
     assert join_lines("a -", "form", printed) == "a - form"
     assert join_lines("the end", "of it", printed) == "the end of it"
     assert join_lines("of long-", "form", None) == "of longform"  # no document: a break
+
+
+def test_lines_join_into_one_text() -> None:
+    printed = PrintedWords(["long form text"])
+    lines = ["  Figure 2: a long-", "form caption, distri-", "", "buted over lines. "]
+    assert join_all(lines, printed) == "Figure 2: a long-form caption, distributed over lines."
 
 
 def test_a_pdf_paragraph_keeps_a_compound_broken_at_its_line_end(tmp_path: Path) -> None:

@@ -389,11 +389,11 @@ def _table_rows(con, tables: list[_Table]) -> list[tuple[_Table, Unit]]:
         box = union(cell[3] for cell in group)
         text = ROW_SEP.join(cell[2] for cell in group)
         labels = {path for cell in group for path in cell[4:6]}
-        own = words_of(text)
-        words = own.union(captions[table_id], *map(words_of, labels))
+        in_cells = words_of(text)
+        words = in_cells.union(captions[table_id], *map(words_of, labels))
         bbox = list(box) if box else None
         key = table_row_id(table_id, row)
-        found = Unit(key, text, pages[table_id], bbox, table_id, words, own)
+        found = Unit(key, text, pages[table_id], bbox, table_id, words, in_cells)
         rows.setdefault(table_id, []).append(found)
     return [(t, u) for t in tables for u in rows.get(t.table_id, [])]
 

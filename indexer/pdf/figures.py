@@ -14,7 +14,7 @@ import re
 
 from docsym.indexer.model import BBox, Figure
 from docsym.indexer.pdf.layout import DocumentLayout, Line, PageLayout
-from docsym.language.hyphens import PrintedWords, join_lines
+from docsym.language.hyphens import join_all
 
 _CAPTION = re.compile(
     r"^(fig(?:ure)?\.?)\s*(\d+|[A-Z]\.?\d+|[IVX]+)[a-z]?\s*(?:[:.|—–]|-\s)\s*", re.IGNORECASE
@@ -53,9 +53,7 @@ def _figure(
     caption_lines: list[Line],
     ordinal: int,
 ) -> Figure:
-    caption = (
-        _join([line.text for line in caption_lines], layout.printed) if caption_lines else None
-    )
+    caption = join_all((line.text for line in caption_lines), layout.printed) or None
     return Figure(
         ordinal=ordinal,
         page_number=page.number,
@@ -232,11 +230,3 @@ def _union(boxes: list[BBox]) -> BBox:
         max(b[2] for b in boxes),
         max(b[3] for b in boxes),
     )
-
-
-def _join(texts: list[str], printed: PrintedWords) -> str:
-    out = ""
-    for text in texts:
-        text = text.strip()
-        out = join_lines(out, text, printed) if out else text
-    return out

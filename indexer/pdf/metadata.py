@@ -22,7 +22,7 @@ from docsym.indexer.pdf.layout import (
     without_page_number,
 )
 from docsym.language.accents import place_accents
-from docsym.language.hyphens import PrintedWords, join_lines
+from docsym.language.hyphens import PrintedWords, join_all
 
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>,;]+)", re.IGNORECASE)
 # The arXiv side stamp: "arXiv:2004.04906v3 [cs.CL] 30 Sep 2020".
@@ -273,7 +273,7 @@ def _abstract_before_keywords(lines: list[Line], printed: PrintedWords) -> str |
         if abs(line.size - picked[0].size) > 0.6 or line.bold or not -2 < gap < line.size:
             break
         picked.insert(0, line)
-    text = _dehyphenate([line.text.strip() for line in picked], printed)
+    text = join_all((line.text for line in picked), printed)
     return text if len(text.split()) >= 40 else None
 
 
@@ -291,15 +291,8 @@ def _abstract_from(lines: list[Line], index: int, lead: str, printed: PrintedWor
         parts.append(text)
         if sum(len(part.split()) for part in parts) > ABSTRACT_MAX_WORDS:
             break
-    text = _COPYRIGHT_TAIL.sub("", _dehyphenate(parts, printed))
+    text = _COPYRIGHT_TAIL.sub("", join_all(parts, printed))
     return text if len(text.split()) >= 20 else None
-
-
-def _dehyphenate(parts: list[str], printed: PrintedWords) -> str:
-    out = ""
-    for part in parts:
-        out = join_lines(out, part, printed) if out else part
-    return out.strip()
 
 
 def _find_arxiv(page_text: str, meta_text: str) -> str | None:
