@@ -174,9 +174,8 @@ def merge_into(target: Path, newer: Path) -> None:
     documents came give every block of rows DuckDB reads a range of ids spanning nearly all of
     them, and a statement about one document reads every block of a table. Each merge's rows in
     id order are a run of blocks with narrow ranges, which DuckDB skips unless one can hold the
-    document: at 10,000 papers, with the merges' ~22 runs, 23 of 46 blocks of sentences read
-    against 50 of 50. A run's end writes large segments whole in order
-    (``write_in_document_order``): 1 of 46."""
+    document; a run's end writes large segments whole in order (``write_in_document_order``),
+    one block of each table then holding a document (docs/ARCHITECTURE.md, "Segments")."""
     with duckdb.connect(str(target)) as con:
         attach(con, newer, "newer")
         gone = has_gone(con, "newer")
@@ -221,9 +220,8 @@ def in_document_order(path: Path) -> bool:
 def write_in_document_order(source: Path, target: Path) -> None:
     """Write segment ``source``'s rows into the new file ``target`` with every view's rows in
     document order: a statement about one document then reads one block of rows of each table
-    instead of one of each run its merges left (at 10,000 papers, 1 of 46 blocks of sentences
-    against 23; hybrid_search p50 82-92 ms served, 97-108 as written). 87 s for the 7.2 GB of the
-    two large segments there, so an index run does it at its end, not in a publish."""
+    instead of one of each run its merges left. It reads and writes the whole segment, so an
+    index run does it at its end, not in a publish."""
     with duckdb.connect(str(target)) as con:
         for statement in schema.ddl():
             con.execute(statement)

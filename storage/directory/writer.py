@@ -393,8 +393,7 @@ class IndexWriter:
     def _order_segments(self) -> None:
         """Rewrite in document order each large segment whose rows are not (a merge appended
         a run to it, or it was a head), and publish the rewritten ones in their place. At a
-        run's end only, after its last publish: the two large segments of 10,000 papers took
-        87 s."""
+        run's end only, after its last publish: a rewrite reads and writes a whole segment."""
         listed = [
             path
             if _size(path) < segments.consolidate_bytes() or segments.in_document_order(path)
